@@ -1,0 +1,22 @@
+// Applies the migrations in migrations/ with Kysely's Migrator.
+import { promises as fs } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { FileMigrationProvider, Migrator } from 'kysely/migration'
+import type { Kysely } from 'kysely'
+
+export const migrationFolder = fileURLToPath(new URL('../../migrations', import.meta.url))
+
+export function migrator (db: Kysely<any>): Migrator {
+  return new Migrator({
+    db,
+    provider: new FileMigrationProvider({ fs, path, migrationFolder })
+  })
+}
+
+/** Brings the schema up to date; returns the names of the migrations it applied. */
+export async function migrateToLatest (db: Kysely<any>): Promise<string[]> {
+  const { error, results } = await migrator(db).migrateToLatest()
+  if (error) throw error
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}

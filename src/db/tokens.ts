@@ -1,0 +1,139 @@
+// API tokens: issued once in clear, stored only as a SHA-256 digest.
+import { createHash, randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
+import type { Db } from './index.js'
+
+export const TOKEN_PREFIX = 'pat_'
+
+export function generateToken (): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url')
+}
+
+export function tokenDigest (token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest()
+}
+
+export interface IssuedToken {
+  id: string
+  token: string
+  name: string | null
+  email: string
+  read_only: boolean
+  expires_at: string | null
+}
+
+export class UnknownPersonError extends Error {}
+
+/** Issues a token for the person with this e-mail; the clear token is returned once, here. */
+export async function createToken (db: Db, options: {
+  email: string
+  readOnly?: boolean
+  name?: string | null
+  expiresInDays?: number | null
+}): Promise<IssuedToken> {
+  const person = await db.selectFrom('people').select(['id', 'email'])
+    .where(sql<string>`lower(email)`, '=', options.email.trim().toLowerCase())
+    .executeTakeFirst()
+  if (!person) throw new UnknownPersonError(`no person with e-mail ${options.email}`)
+  const token = generateToken()
+  const row = await db.insertInto('api_tokens')
+    .values({
+      person_id: person.id,
+      name: options.name ?? null,
+      digest: tokenDigest(token),
+      read_only: options.readOnly ?? false,
+      expires_at: options.expiresInDays == null
+        ? null
+        : new Date(Date.now() + options.expiresInDays * 86_400_000)
+    })
+    .returning(['id', 'name', 'read_only', 'expires_at'])
+    .executeTakeFirstOrThrow()
+  return {
+    id: row.id,
+    token,
+    name: row.name,
+    email: person.email,
+    read_only: row.read_only,
+    expires_at: row.expires_at?.toISOString() ?? null
+  }
+}
+
+export interface TokenListing {
+  id: string
+  name: string | null
+  email: string
+  read_only: boolean
+  expires_at: string | null
+  revoked_at: string | null
+  last_used_at: string | null
+  inserted_at: string
+}
+
+export async function listTokens (db: Db, email?: string): Promise<TokenListing[]> {
+  let query = db.selectFrom('api_tokens as t')
+    .innerJoin('people as p', 'p.id', 't.person_id')
+    .select(['t.id', 't.name', 'p.email', 't.read_only', 't.expires_at', 't.revoked_at', 't.last_used_at', 't.inserted_at'])
+    .orderBy('t.inserted_at').orderBy('t.id')
+  if (email !== undefined) query = query.where(sql<string>`lower(p.email)`, '=', email.trim().toLowerCase())
+  const rows = await query.execute()
+  return rows.map((r) => ({
+    ...r,
+    expires_at: r.expires_at?.toISOString() ?? null,
+    revoked_at: r.revoked_at?.toISOString() ?? null,
+    last_used_at: r.last_used_at?.toISOString() ?? null,
+    inserted_at: r.inserted_at.toISOString()
+  }))
+}
+
+/** Revokes a token; false when there is no such token or it was revoked already. */
+export async function revokeToken (db: Db, id: string): Promise<boolean> {
+  const result = await db.updateTable('api_tokens')
+    .set({ revoked_at: sql`now()` })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
+}
+
+export interface TokenOwner {
+  token_id: string
+  person_id: string
+  read_only: boolean
+  /** Why the token cannot be used, or null when it can. */
+  rejection: 'revoked' | 'expired' | 'suspended' | null
+}
+
+/**
+ * Finds the token and its owner in one statement, and records its use at most
+ * once a minute in the same round trip.
+ */
+export async function findToken (db: Db, token: string): Promise<TokenOwner | null> {
+  const row = await db
+    .with('t', (qb) => qb.selectFrom('api_tokens as t')
+      .innerJoin('people as p', 'p.id', 't.person_id')
+      .where('t.digest', '=', tokenDigest(token))
+      .select((eb) => [
+        't.id as token_id', 't.person_id', 't.read_only', 't.last_used_at',
+        eb.case()
+          .when('t.revoked_at', 'is not', null).then(sql.lit('revoked'))
+          .when(sql<boolean>`t.expires_at <= now()`).then(sql.lit('expired'))
+          .when('p.suspended_at', 'is not', null).then(sql.lit('suspended'))
+          .else(null)
+          .end()
+          .$castTo<TokenOwner['rejection']>()
+          .as('rejection')
+      ]))
+    .with('touch', (qb) => qb.updateTable('api_tokens')
+      .set({ last_used_at: sql`now()` })
+      .from('t')
+      .whereRef('api_tokens.id', '=', 't.token_id')
+      .where('t.rejection', 'is', null)
+      .where((eb) => eb.or([
+        eb('t.last_used_at', 'is', null),
+        eb('t.last_used_at', '<', sql<Date>`now() - interval '1 minute'`)
+      ])))
+    .selectFrom('t')
+    .select(['token_id', 'person_id', 'read_only', 'rejection'])
+    .executeTakeFirst()
+  return row ?? null
+}

@@ -1,0 +1,227 @@
+// Row types of the tables in migrations/. Nullable columns are `T | null`.
+import type { ColumnType, Generated, JSONColumnType } from 'kysely'
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>
+type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>
+type DateOnly = ColumnType<string | null, string | null, string | null>
+
+export type AccessLevel = 0 | 10 | 40 | 70 | 100
+export type DateType = 'day' | 'month' | 'quarter' | 'year'
+export type ProjectState = 'active' | 'paused' | 'closed'
+export type SuccessStatus = 'achieved' | 'missed'
+export type CheckInStatus = 'on_track' | 'caution' | 'off_track'
+export type ContributorRole = 'champion' | 'reviewer' | 'contributor'
+
+interface TimeframeColumns {
+  timeframe_start_type: DateType | null
+  timeframe_start_value: string | null
+  timeframe_start_date: DateOnly
+  timeframe_end_type: DateType | null
+  timeframe_end_value: string | null
+  timeframe_end_date: DateOnly
+}
+
+export interface CompaniesTable {
+  id: Generated<string>
+  name: string
+  inserted_at: CreatedAt
+}
+
+export interface PeopleTable {
+  id: Generated<string>
+  company_id: string
+  full_name: string
+  email: string
+  title: string | null
+  avatar_url: string | null
+  type: Generated<'human' | 'guest'>
+  is_admin: Generated<boolean>
+  suspended_at: NullableTimestamp
+  inserted_at: CreatedAt
+}
+
+export interface SpacesTable {
+  id: Generated<string>
+  company_id: string
+  name: string
+  inserted_at: CreatedAt
+}
+
+export interface SpaceMembersTable {
+  space_id: string
+  person_id: string
+  inserted_at: CreatedAt
+}
+
+export interface GoalsTable extends TimeframeColumns {
+  id: Generated<string>
+  company_id: string
+  space_id: string
+  name: string
+  status: Generated<string>
+  closed_at: NullableTimestamp
+  archived_at: NullableTimestamp
+  inserted_at: CreatedAt
+  updated_at: CreatedAt
+}
+
+export interface ProjectsTable extends TimeframeColumns {
+  id: Generated<string>
+  company_id: string
+  space_id: string
+  goal_id: string | null
+  name: string
+  description: string | null
+  public_access: Generated<AccessLevel>
+  company_access: Generated<AccessLevel>
+  space_access: Generated<AccessLevel>
+  state: Generated<ProjectState>
+  success_status: SuccessStatus | null
+  closed_at: NullableTimestamp
+  archived_at: NullableTimestamp
+  next_check_in_scheduled_at: NullableTimestamp
+  next_update_scheduled_at: NullableTimestamp
+  milestones_ordering_state: ColumnType<string[], string[] | undefined, string[]>
+  tasks_kanban_state: ColumnType<Record<string, string[]>, string | undefined, string>
+  inserted_at: CreatedAt
+  updated_at: CreatedAt
+}
+
+export interface ProjectPinsTable {
+  person_id: string
+  project_id: string
+  inserted_at: CreatedAt
+}
+
+export interface ProjectContributorsTable {
+  id: Generated<string>
+  project_id: string
+  person_id: string
+  role: ContributorRole
+  responsibility: string | null
+  access_level: AccessLevel | null
+  inserted_at: CreatedAt
+}
+
+export interface ProjectMilestonesTable {
+  id: Generated<string>
+  project_id: string
+  title: string
+  status: Generated<'pending' | 'done'>
+  description: string | null
+  due_date: DateOnly
+  completed_at: NullableTimestamp
+  inserted_at: CreatedAt
+}
+
+export interface ProjectKeyResourcesTable {
+  id: Generated<string>
+  project_id: string
+  title: string
+  link: string
+  resource_type: Generated<string>
+  inserted_at: CreatedAt
+}
+
+export interface ProjectCheckInsTable {
+  id: Generated<string>
+  project_id: string
+  author_id: string
+  status: CheckInStatus
+  description: string | null
+  acknowledged_at: NullableTimestamp
+  acknowledged_by_id: string | null
+  inserted_at: CreatedAt
+}
+
+export interface ProjectRetrospectivesTable {
+  id: Generated<string>
+  project_id: string
+  author_id: string
+  content: string
+  success_status: SuccessStatus | null
+  closed_at: NullableTimestamp
+  inserted_at: CreatedAt
+}
+
+export interface ProjectTaskStatusesTable {
+  id: Generated<string>
+  project_id: string
+  label: string
+  color: 'gray' | 'blue' | 'green' | 'red'
+  index: number
+  value: string
+  closed: Generated<boolean>
+}
+
+export interface SubscriptionListsTable {
+  id: Generated<string>
+  project_id: string
+  send_to_everyone: Generated<boolean>
+  inserted_at: CreatedAt
+}
+
+export interface SubscriptionsTable {
+  id: Generated<string>
+  subscription_list_id: string
+  person_id: string
+  type: 'invited' | 'joined' | 'mentioned'
+  canceled: Generated<boolean>
+  inserted_at: CreatedAt
+}
+
+export interface ApiTokensTable {
+  id: Generated<string>
+  person_id: string
+  name: string | null
+  digest: Buffer
+  read_only: Generated<boolean>
+  expires_at: NullableTimestamp
+  revoked_at: NullableTimestamp
+  last_used_at: NullableTimestamp
+  inserted_at: CreatedAt
+}
+
+export interface ActivitiesTable {
+  id: Generated<string>
+  company_id: string
+  project_id: string | null
+  author_id: string
+  token_id: string | null
+  action: string
+  content: JSONColumnType<Record<string, unknown>>
+  inserted_at: CreatedAt
+}
+
+export interface NotificationsTable {
+  id: Generated<string>
+  person_id: string
+  project_id: string | null
+  activity_id: string | null
+  action: string
+  read: Generated<boolean>
+  read_at: NullableTimestamp
+  inserted_at: CreatedAt
+}
+
+export interface Database {
+  companies: CompaniesTable
+  people: PeopleTable
+  spaces: SpacesTable
+  space_members: SpaceMembersTable
+  goals: GoalsTable
+  projects: ProjectsTable
+  project_pins: ProjectPinsTable
+  project_contributors: ProjectContributorsTable
+  project_milestones: ProjectMilestonesTable
+  project_key_resources: ProjectKeyResourcesTable
+  project_check_ins: ProjectCheckInsTable
+  project_retrospectives: ProjectRetrospectivesTable
+  project_task_statuses: ProjectTaskStatusesTable
+  subscription_lists: SubscriptionListsTable
+  subscriptions: SubscriptionsTable
+  api_tokens: ApiTokensTable
+  activities: ActivitiesTable
+  notifications: NotificationsTable
+}

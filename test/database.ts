@@ -1,0 +1,64 @@
+// A fresh, migrated database for one test file, so files can run in parallel:
+// a new database on DATABASE_URL's server when set, else a PostgreSQL container
+// when Docker is there, else an in-memory PGlite.
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { createDb, type Db } from '../src/db/index.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+
+export interface TestDatabase {
+  db: Db
+  /** The URL of the database, or undefined for an embedded one. */
+  url: string | undefined
+  close: () => Promise<void>
+}
+
+async function withAdmin<T> (url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try { return await fn(client) } finally { await client.end() }
+}
+
+async function containerUrl (): Promise<{ url: string, stop: () => Promise<unknown> } | null> {
+  try {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+    const container = await new PostgreSqlContainer('postgres:16-alpine').start()
+    return { url: container.getConnectionUri(), stop: () => container.stop() }
+  } catch {
+    return null
+  }
+}
+
+let container: Promise<{ url: string, stop: () => Promise<unknown> } | null> | undefined
+
+export async function createTestDatabase (): Promise<TestDatabase> {
+  let serverUrl = process.env.DATABASE_URL
+  let stop: (() => Promise<unknown>) | undefined
+  if (!serverUrl && process.env.TEST_NO_CONTAINERS !== '1') {
+    container ??= containerUrl()
+    const started = await container
+    if (started) { serverUrl = started.url; stop = started.stop }
+  }
+
+  if (!serverUrl) {
+    const db = await createDb({})
+    await migrateToLatest(db)
+    return { db, url: undefined, close: () => db.destroy() }
+  }
+
+  const name = `test_${process.pid}_${randomBytes(4).toString('hex')}`
+  await withAdmin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  const db = await createDb({ url: url.toString(), poolSize: 20 })
+  await migrateToLatest(db)
+  return {
+    db,
+    url: url.toString(),
+    close: async () => {
+      await db.destroy()
+      await withAdmin(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+      await stop?.()
+    }
+  }
+}
