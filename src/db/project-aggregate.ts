@@ -1,0 +1,301 @@
+// The Project object of the external API, assembled in one query with Postgres
+// JSON aggregation and shaped for the person who asks.
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
+import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
+import { ACCESS, accessLevel } from './access.js'
+import type { Database } from './types.js'
+import { shortId, sluggedId } from '../ids.js'
+import type { Person, Project } from '../schemas/projects.js'
+
+interface PersonRow {
+  id: string
+  full_name: string
+  email: string
+  title: string | null
+  avatar_url: string | null
+  type: 'human' | 'guest'
+}
+
+function person (eb: ExpressionBuilder<any, any>, idColumn: string) {
+  return jsonObjectFrom(eb.selectFrom('people as pe')
+    .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type'])
+    .whereRef('pe.id', '=', idColumn)).$castTo<PersonRow | null>()
+}
+
+// Dates leave Postgres as text: a Date would shift them by the process time zone.
+function timeframeColumns<A extends 'p' | 'g'> (alias: A) {
+  return [
+    `${alias}.timeframe_start_type` as `${A}.timeframe_start_type`,
+    `${alias}.timeframe_start_value` as `${A}.timeframe_start_value`,
+    sql<string | null>`${sql.ref(`${alias}.timeframe_start_date`)}::text`.as('timeframe_start_date'),
+    `${alias}.timeframe_end_type` as `${A}.timeframe_end_type`,
+    `${alias}.timeframe_end_value` as `${A}.timeframe_end_value`,
+    sql<string | null>`${sql.ref(`${alias}.timeframe_end_date`)}::text`.as('timeframe_end_date')
+  ] as const
+}
+
+function query (db: Kysely<Database>, projectId: string, personId: string) {
+  return db.selectFrom('projects as p')
+    .innerJoin('spaces as s', 's.id', 'p.space_id')
+    .innerJoinLateral((eb) => eb.selectFrom('people as me')
+      .where('me.id', '=', personId)
+      .select(accessLevel.as('level'))
+      .as('acc'), (join) => join.onTrue())
+    .where('p.id', '=', projectId)
+    .where('acc.level', '>=', ACCESS.view)
+    .select((eb) => [
+      'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id', 's.name as space_name',
+      'p.public_access', 'p.company_access', 'p.space_access',
+      'p.archived_at', 'p.closed_at', 'p.inserted_at', 'p.updated_at',
+      'p.next_check_in_scheduled_at', 'p.next_update_scheduled_at',
+      'p.state', 'p.success_status', 'acc.level',
+      sql<string>`p.tasks_kanban_state::text`.as('tasks_kanban_state'),
+      ...timeframeColumns('p'),
+      sql<boolean>`p.state = 'active' AND p.next_check_in_scheduled_at < now() - interval '3 days'`.as('is_outdated'),
+      eb.exists(eb.selectFrom('project_pins as pin').select(sql.lit(1).as('one'))
+        .whereRef('pin.project_id', '=', 'p.id').where('pin.person_id', '=', personId)).as('is_pinned'),
+      eb.selectFrom('project_contributors as c').select('c.role')
+        .whereRef('c.project_id', '=', 'p.id').where('c.person_id', '=', personId).as('my_role'),
+
+      jsonArrayFrom(eb.selectFrom('project_contributors as c')
+        .innerJoin('people as cp', 'cp.id', 'c.person_id')
+        .whereRef('c.project_id', '=', 'p.id')
+        .where('cp.suspended_at', 'is', null)
+        .select((eb) => [
+          'c.id', 'c.role', 'c.responsibility', 'c.access_level',
+          person(eb, 'c.person_id').$notNull().as('person'),
+          eb.exists(eb.selectFrom('subscription_lists as sl')
+            .innerJoin('subscriptions as sub', 'sub.subscription_list_id', 'sl.id')
+            .select(sql.lit(1).as('one'))
+            .whereRef('sl.project_id', '=', 'p.id')
+            .whereRef('sub.person_id', '=', 'c.person_id')
+            .where('sub.canceled', '=', false)).as('is_subscribed')
+        ])
+        .orderBy(sql`CASE c.role WHEN 'champion' THEN 0 WHEN 'reviewer' THEN 1 ELSE 2 END`)
+        .orderBy('cp.full_name').orderBy('c.id')).as('contributors'),
+
+      jsonObjectFrom(eb.selectFrom('goals as g')
+        .whereRef('g.id', '=', 'p.goal_id')
+        .select(['g.id', 'g.name', 'g.status', 'g.closed_at', 'g.archived_at', 'g.inserted_at', 'g.updated_at', ...timeframeColumns('g')])).as('goal'),
+
+      jsonArrayFrom(eb.selectFrom('project_key_resources as kr')
+        .whereRef('kr.project_id', '=', 'p.id')
+        .select(['kr.id', 'kr.title', 'kr.link', 'kr.resource_type'])
+        .orderBy('kr.inserted_at').orderBy('kr.id')).as('key_resources'),
+
+      jsonObjectFrom(eb.selectFrom('project_check_ins as ci')
+        .whereRef('ci.project_id', '=', 'p.id')
+        .select((eb) => [
+          'ci.id', 'ci.status', 'ci.description', 'ci.inserted_at', 'ci.acknowledged_at',
+          person(eb, 'ci.author_id').$notNull().as('author'),
+          person(eb, 'ci.acknowledged_by_id').as('acknowledged_by')
+        ])
+        .orderBy('ci.inserted_at', 'desc').orderBy('ci.id', 'desc')
+        .limit(1)).as('last_check_in'),
+
+      jsonArrayFrom(eb.selectFrom('project_milestones as m')
+        .whereRef('m.project_id', '=', 'p.id')
+        .select(['m.id', 'm.title', 'm.status', 'm.description', sql<string | null>`m.due_date::text`.as('due_date'), 'm.completed_at', 'm.inserted_at'])
+        .orderBy(sql`array_position(p.milestones_ordering_state, m.id)`, (ob) => ob.asc().nullsLast())
+        .orderBy('m.due_date', (ob) => ob.asc().nullsLast())
+        .orderBy('m.inserted_at').orderBy('m.id')).as('milestones'),
+
+      sql<string[]>`to_json(ARRAY(
+        SELECT o.id FROM unnest(p.milestones_ordering_state) WITH ORDINALITY AS o(id, n)
+        WHERE EXISTS (SELECT 1 FROM project_milestones m WHERE m.id = o.id AND m.project_id = p.id)
+        ORDER BY o.n))`.as('milestones_ordering_state'),
+
+      jsonArrayFrom(eb.selectFrom('notifications as n')
+        .whereRef('n.project_id', '=', 'p.id')
+        .where('n.person_id', '=', personId)
+        .where('n.read', '=', false)
+        .select(['n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at'])
+        .orderBy('n.inserted_at', 'desc').orderBy('n.id')).as('notifications'),
+
+      jsonObjectFrom(eb.selectFrom('subscription_lists as sl')
+        .whereRef('sl.project_id', '=', 'p.id')
+        .select((eb) => [
+          'sl.id', 'sl.send_to_everyone',
+          jsonArrayFrom(eb.selectFrom('subscriptions as sub')
+            .whereRef('sub.subscription_list_id', '=', 'sl.id')
+            .select((eb) => ['sub.id', 'sub.type', 'sub.canceled', person(eb, 'sub.person_id').$notNull().as('person')])
+            .orderBy('sub.inserted_at').orderBy('sub.id')).as('subscriptions')
+        ])).as('subscription_list'),
+
+      jsonObjectFrom(eb.selectFrom('project_retrospectives as r')
+        .whereRef('r.project_id', '=', 'p.id')
+        .select((eb) => ['r.id', 'r.content', 'r.closed_at', 'r.success_status', person(eb, 'r.author_id').$notNull().as('author')])).as('retrospective'),
+
+      jsonArrayFrom(eb.selectFrom('project_task_statuses as ts')
+        .whereRef('ts.project_id', '=', 'p.id')
+        .select(['ts.id', 'ts.label', 'ts.color', 'ts.index', 'ts.value', 'ts.closed'])
+        .orderBy('ts.index').orderBy('ts.id')).as('task_statuses')
+    ])
+}
+
+type Row = NonNullable<Awaited<ReturnType<ReturnType<typeof query>['executeTakeFirst']>>>
+
+/** The project as this person sees it, or null when it does not exist or they cannot see it. */
+export async function findProject (db: Kysely<Database>, projectId: string, personId: string): Promise<Project | null> {
+  const row = await query(db, projectId, personId).executeTakeFirst()
+  return row ? toProject(row) : null
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString()
+const isoOrNull = (value: Date | string | null) => value === null ? null : iso(value)
+
+function toPerson (p: PersonRow): Person {
+  return { id: shortId(p.id), full_name: p.full_name, email: p.email, title: p.title, avatar_url: p.avatar_url, type: p.type }
+}
+
+interface TimeframeRow {
+  timeframe_start_type: 'day' | 'month' | 'quarter' | 'year' | null
+  timeframe_start_value: string | null
+  timeframe_start_date: string | null
+  timeframe_end_type: 'day' | 'month' | 'quarter' | 'year' | null
+  timeframe_end_value: string | null
+  timeframe_end_date: string | null
+}
+
+function toTimeframe (r: TimeframeRow): Project['timeframe'] {
+  const start = r.timeframe_start_type && r.timeframe_start_value !== null && r.timeframe_start_date !== null
+    ? { date_type: r.timeframe_start_type, value: r.timeframe_start_value, date: r.timeframe_start_date }
+    : null
+  const end = r.timeframe_end_type && r.timeframe_end_value !== null && r.timeframe_end_date !== null
+    ? { date_type: r.timeframe_end_type, value: r.timeframe_end_value, date: r.timeframe_end_date }
+    : null
+  return start || end ? { contextual_start_date: start, contextual_end_date: end } : null
+}
+
+function privacy (levels: { public_access: number, company_access: number, space_access: number }): Project['privacy'] {
+  if (levels.public_access > 0) return 'public'
+  if (levels.company_access > 0) return 'internal'
+  if (levels.space_access > 0) return 'confidential'
+  return 'secret'
+}
+
+function toProject (row: Row): Project {
+  const milestones = row.milestones.map((m) => ({
+    id: shortId(m.id),
+    title: m.title,
+    status: m.status,
+    description: m.description,
+    due_date: m.due_date,
+    completed_at: isoOrNull(m.completed_at),
+    inserted_at: iso(m.inserted_at)
+  }))
+  // The pending milestone due first; undated ones only when none is dated.
+  const pending = milestones.filter((m) => m.status === 'pending')
+  const nextMilestone = pending.reduce<typeof milestones[number] | null>((best, m) =>
+    best === null || (m.due_date !== null && (best.due_date === null || m.due_date < best.due_date)) ? m : best, null)
+
+  const lastCheckIn = row.last_check_in
+  const isOutdated = row.is_outdated === true
+  const status: Project['status'] = row.state === 'closed' && row.success_status
+    ? row.success_status
+    : row.state === 'paused'
+      ? 'paused'
+      : isOutdated ? 'outdated' : lastCheckIn?.status ?? 'pending'
+
+  const contributors = row.contributors
+  const champion = contributors.find((c) => c.role === 'champion')
+  const reviewer = contributors.find((c) => c.role === 'reviewer')
+
+  return {
+    id: sluggedId(row.id, row.name),
+    name: row.name,
+    description: row.description,
+    goal_id: row.goal ? sluggedId(row.goal.id, row.goal.name) : null,
+    space_id: shortId(row.space_id),
+    access_levels: { public: row.public_access, company: row.company_access, space: row.space_access },
+    archived_at: isoOrNull(row.archived_at),
+    closed_at: isoOrNull(row.closed_at),
+    inserted_at: iso(row.inserted_at),
+    updated_at: iso(row.updated_at),
+    next_check_in_scheduled_at: isoOrNull(row.next_check_in_scheduled_at),
+    next_update_scheduled_at: isoOrNull(row.next_update_scheduled_at),
+    is_archived: row.archived_at !== null,
+    is_outdated: isOutdated,
+    is_pinned: row.is_pinned === true,
+    champion: champion ? toPerson(champion.person) : null,
+    reviewer: reviewer ? toPerson(reviewer.person) : null,
+    contributors: contributors.map((c) => ({
+      id: shortId(c.id),
+      role: c.role,
+      responsibility: c.responsibility,
+      access_level: c.role === 'contributor' ? c.access_level : ACCESS.full,
+      person: toPerson(c.person)
+    })),
+    goal: row.goal
+      ? {
+          id: sluggedId(row.goal.id, row.goal.name),
+          name: row.goal.name,
+          status: row.goal.status,
+          is_closed: row.goal.closed_at !== null,
+          is_archived: row.goal.archived_at !== null,
+          timeframe: toTimeframe(row.goal),
+          inserted_at: iso(row.goal.inserted_at),
+          updated_at: iso(row.goal.updated_at)
+        }
+      : null,
+    space: { id: shortId(row.space_id), name: row.space_name },
+    key_resources: row.key_resources.map((k) => ({ id: shortId(k.id), title: k.title, link: k.link, resource_type: k.resource_type })),
+    last_check_in: lastCheckIn
+      ? {
+          id: shortId(lastCheckIn.id),
+          status: lastCheckIn.status,
+          description: lastCheckIn.description,
+          author: toPerson(lastCheckIn.author),
+          inserted_at: iso(lastCheckIn.inserted_at),
+          acknowledged_at: isoOrNull(lastCheckIn.acknowledged_at),
+          acknowledged_by: lastCheckIn.acknowledged_by ? toPerson(lastCheckIn.acknowledged_by) : null
+        }
+      : null,
+    milestones,
+    next_milestone: nextMilestone,
+    milestones_ordering_state: row.milestones_ordering_state.map(shortId),
+    my_role: row.my_role ?? null,
+    notifications: row.notifications.map((n) => ({
+      id: shortId(n.id), action: n.action, read: n.read, read_at: isoOrNull(n.read_at), inserted_at: iso(n.inserted_at)
+    })),
+    permissions: {
+      can_view: row.level >= ACCESS.view,
+      can_comment: row.level >= ACCESS.comment,
+      can_edit: row.level >= ACCESS.edit,
+      has_full_access: row.level >= ACCESS.full
+    },
+    potential_subscribers: contributors.map((c) => ({
+      role: c.responsibility ?? c.person.title ?? c.role,
+      priority: c.role !== 'contributor',
+      is_subscribed: c.is_subscribed === true,
+      person: toPerson(c.person)
+    })),
+    subscription_list: row.subscription_list
+      ? {
+          id: shortId(row.subscription_list.id),
+          send_to_everyone: row.subscription_list.send_to_everyone,
+          subscriptions: row.subscription_list.subscriptions.map((s) => ({
+            id: shortId(s.id), type: s.type, canceled: s.canceled, person: toPerson(s.person)
+          }))
+        }
+      : null,
+    privacy: privacy(row),
+    retrospective: row.retrospective
+      ? {
+          id: shortId(row.retrospective.id),
+          content: row.retrospective.content,
+          author: toPerson(row.retrospective.author),
+          closed_at: isoOrNull(row.retrospective.closed_at),
+          success_status: row.retrospective.success_status
+        }
+      : null,
+    state: row.state,
+    status,
+    success_status: row.success_status,
+    task_statuses: row.task_statuses.map((t) => ({
+      id: shortId(t.id), label: t.label, color: t.color, index: t.index, value: t.value, closed: t.closed
+    })),
+    tasks_kanban_state: row.tasks_kanban_state,
+    timeframe: toTimeframe(row)
+  }
+}

@@ -1,0 +1,99 @@
+// One error handler and one not-found handler: every error leaves in the same
+// envelope, 5xx never carries the cause, and unknown routes are told apart from
+// known routes called with the wrong method (405 with Allow).
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError, type Detail, type ErrorCode } from '../errors.js'
+
+const RETRY_AFTER_SECONDS = '1'
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+interface AjvError {
+  keyword: string
+  instancePath: string
+  message?: string
+  params: Record<string, unknown>
+}
+
+const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer' }
+
+function validationDetail (e: AjvError): Detail {
+  switch (e.keyword) {
+    case 'required': return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
+    case 'additionalProperties': return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not allowed' }
+    case 'type': {
+      const type = String(e.params.type)
+      return { path: e.instancePath, message: `must be ${ARTICLE[type] ?? `a ${type}`}` }
+    }
+    default: return { path: e.instancePath, message: e.message ?? 'is invalid' }
+  }
+}
+
+function fromValidation (errors: AjvError[], context: string | undefined): ApiError {
+  const details = errors.map(validationDetail)
+  const where = context === 'querystring' ? 'query' : context ?? 'body'
+  const message = details.map((d) => `${d.path ? d.path.slice(1).replaceAll('/', '.') : where} ${d.message}`).join('; ')
+  return new ApiError(400, 'invalid_input', message, details)
+}
+
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', 'EAI_AGAIN'])
+
+function fromDatabase (error: { code?: unknown, message?: unknown }): ApiError | null {
+  const code = typeof error.code === 'string' ? error.code : ''
+  const message = typeof error.message === 'string' ? error.message : ''
+  const unavailable = () => new ApiError(503, 'unavailable', 'the database is unavailable; try again shortly', undefined, { 'retry-after': RETRY_AFTER_SECONDS })
+  if (CONNECTION_ERRORS.has(code)) return unavailable()
+  if (/^(08|53|57P0)/.test(code) || code === '57014' || code === '40001' || code === '40P01') return unavailable()
+  if (/timeout exceeded when trying to connect|Connection terminated/i.test(message)) return unavailable()
+  // Class 22 (data exception) and check violations: a value Postgres cannot store.
+  if (/^22/.test(code) || code === '23514') return new ApiError(400, 'invalid_input', 'a value cannot be stored')
+  return null
+}
+
+const BY_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_input',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  503: 'unavailable'
+}
+
+export function toApiError (error: FastifyError): ApiError {
+  if (error instanceof ApiError) return error
+  if (error.validation) return fromValidation(error.validation as AjvError[], error.validationContext)
+  const database = fromDatabase(error)
+  if (database) return database
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'payload_too_large', 'body is larger than 1 MiB')
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'unsupported_media_type', 'body must be application/json')
+    return new ApiError(status, BY_STATUS[status] ?? 'invalid_input', error.message)
+  }
+  return new ApiError(500, 'internal', 'internal error')
+}
+
+function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): string[] {
+  const url = request.url.split('?', 1)[0] ?? '/'
+  return METHODS.filter((method) => fastify.hasRoute({ method, url }))
+}
+
+export default fp(async (fastify) => {
+  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error)
+    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    else request.log.info({ code: apiError.code, statusCode: apiError.statusCode }, apiError.message)
+    return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body())
+  })
+
+  fastify.setNotFoundHandler((request, reply) => {
+    const allow = allowedMethods(fastify, request)
+    const error = allow.length > 0
+      ? new ApiError(405, 'method_not_allowed', `${request.method} is not allowed here; use ${allow.join(' or ')}`, undefined, { allow: allow.join(', ') })
+      : new ApiError(404, 'route_not_found', `no route ${request.method} ${request.url.split('?', 1)[0]}`)
+    return reply.code(error.statusCode).headers(error.headers).send(error.body())
+  })
+}, { name: 'errors' })

@@ -1,0 +1,38 @@
+// The only body parser: strict UTF-8 JSON. Invalid byte sequences are refused
+// instead of being turned into U+FFFD, and prototype-poisoning keys are refused.
+import fp from 'fastify-plugin'
+import sjson from 'secure-json-parse'
+import { ApiError } from '../errors.js'
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+
+export default fp(async (fastify) => {
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]
+    if (charset && !/^utf-?8$/i.test(charset)) {
+      done(new ApiError(415, 'unsupported_media_type', `charset ${charset} is not supported; send UTF-8 JSON`))
+      return
+    }
+    let text: string
+    try {
+      text = utf8.decode(body as Buffer)
+    } catch {
+      done(new ApiError(400, 'invalid_input', 'body is not valid UTF-8'))
+      return
+    }
+    if (text.trim() === '') {
+      done(new ApiError(400, 'invalid_input', 'body must be a JSON object'))
+      return
+    }
+    try {
+      done(null, sjson.parse(text, { protoAction: 'error', constructorAction: 'error' }))
+    } catch (error) {
+      // Also a pathological document (nested past the stack): bad input, not a crash.
+      const message = error instanceof Error ? error.message : ''
+      done(new ApiError(400, 'invalid_input', /forbidden prototype property/.test(message)
+        ? 'body must not contain the keys __proto__ or constructor.prototype'
+        : `body is not valid JSON${error instanceof SyntaxError ? `: ${message}` : ''}`))
+    }
+  })
+}, { name: 'json-body' })

@@ -1,0 +1,63 @@
+// Process entry: read the configuration, open and migrate the database, listen,
+// and close cleanly on SIGINT/SIGTERM.
+import Fastify from 'fastify'
+import app, { appOptions } from './app.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { createDb, dbOptions, type Db } from './db/index.js'
+import { migrateToLatest } from './db/migrate.js'
+import { isEmpty, loadDemo } from './db/demo.js'
+
+async function prepareDatabase (config: Config, db: Db): Promise<string | null> {
+  await migrateToLatest(db)
+  // Only the embedded database is seeded, and only when it is new.
+  if (config.DATABASE_URL || !(await isEmpty(db))) return null
+  const demo = await loadDemo(db)
+  const token = demo.tokens['alice@acme.test']?.write
+  const projectId = demo.projects['Website Redesign']
+  return [
+    'Loaded the demo data (npm run cli -- seed --demo --json issues more tokens). Try:',
+    '',
+    `  curl -s -X POST http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}/api/external/v1/projects/update_name \\`,
+    `    -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' \\`,
+    `    -d '{"project_id": "${projectId}", "name": "Website Redesign 2.0"}'`,
+    ''
+  ].join('\n')
+}
+
+async function main (): Promise<void> {
+  let config: Config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`)
+      process.exit(2)
+    }
+    throw error
+  }
+
+  const db = await createDb(dbOptions(config))
+  const hint = await prepareDatabase(config, db)
+  const server = Fastify(appOptions(config))
+  await server.register(app, { db })
+
+  let closing = false
+  const close = async (signal: string) => {
+    if (closing) return
+    closing = true
+    server.log.info({ signal }, 'shutting down')
+    await server.close()
+    await db.destroy()
+    process.exit(0)
+  }
+  process.once('SIGINT', () => { void close('SIGINT') })
+  process.once('SIGTERM', () => { void close('SIGTERM') })
+
+  await server.listen({ host: config.HOST, port: config.PORT })
+  if (hint) process.stdout.write(`\n${hint}\n`)
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+})
