@@ -2,6 +2,7 @@
 // a new database on DATABASE_URL's server when set, else a PostgreSQL container
 // when Docker is there, else an in-memory PGlite.
 import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import pg from 'pg'
 import { createDb, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
@@ -19,7 +20,14 @@ async function withAdmin<T> (url: string, fn: (client: pg.Client) => Promise<T>)
   try { return await fn(client) } finally { await client.end() }
 }
 
+// Without a Docker socket there is no engine to ask: skip the slow failing start.
+function dockerReachable (): boolean {
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock') ||
+    existsSync(`${process.env.HOME ?? ''}/.docker/run/docker.sock`) || existsSync(`${process.env.HOME ?? ''}/.testcontainers.properties`)
+}
+
 async function containerUrl (): Promise<{ url: string, stop: () => Promise<unknown> } | null> {
+  if (!dockerReachable()) return null
   try {
     const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
     const container = await new PostgreSqlContainer('postgres:16-alpine').start()

@@ -1,0 +1,114 @@
+// Builds the app exactly as the server does, on a fresh database this test file
+// owns, plus small builders for the rows a test needs.
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import { sql } from 'kysely'
+import app, { appOptions } from '../src/app.js'
+import type { Db } from '../src/db/index.js'
+import { createToken } from '../src/db/tokens.js'
+import type { AccessLevel, ContributorRole } from '../src/db/types.js'
+import { sluggedId } from '../src/ids.js'
+import { createTestDatabase } from './database.js'
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+export interface TestContext {
+  app: FastifyInstance
+  db: Db
+  url: string | undefined
+}
+
+export async function build (t: Teardown): Promise<TestContext> {
+  const database = await createTestDatabase()
+  const server = Fastify(appOptions({ LOG_LEVEL: 'silent' }))
+  await server.register(app, { db: database.db })
+  await server.ready()
+  t.teardown(async () => {
+    await server.close()
+    await database.close()
+  })
+  return { app: server, db: database.db, url: database.url }
+}
+
+let counter = 0
+const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`
+
+export async function createCompany (db: Db, name = unique('Company')) {
+  return db.insertInto('companies').values({ name }).returning(['id', 'name']).executeTakeFirstOrThrow()
+}
+
+export async function createPerson (db: Db, companyId: string, options: {
+  email?: string, fullName?: string, title?: string | null, isAdmin?: boolean, suspended?: boolean
+} = {}) {
+  return db.insertInto('people').values({
+    company_id: companyId,
+    email: options.email ?? `${unique('person')}@example.test`,
+    full_name: options.fullName ?? unique('Person'),
+    title: options.title ?? null,
+    avatar_url: null,
+    is_admin: options.isAdmin ?? false,
+    suspended_at: options.suspended ? new Date() : null
+  }).returning(['id', 'email', 'full_name']).executeTakeFirstOrThrow()
+}
+
+export async function createSpace (db: Db, companyId: string, members: string[] = [], name = unique('Space')) {
+  const space = await db.insertInto('spaces').values({ company_id: companyId, name }).returning(['id', 'name']).executeTakeFirstOrThrow()
+  if (members.length > 0) {
+    await db.insertInto('space_members').values(members.map((person_id) => ({ space_id: space.id, person_id }))).execute()
+  }
+  return space
+}
+
+export async function createProject (db: Db, space: { id: string }, options: {
+  name?: string
+  description?: string | null
+  access?: { public?: AccessLevel, company?: AccessLevel, space?: AccessLevel }
+  state?: 'active' | 'paused' | 'closed'
+  archived?: boolean
+} = {}) {
+  const owner = await db.selectFrom('spaces').select('company_id').where('id', '=', space.id).executeTakeFirstOrThrow()
+  const state = options.state ?? 'active'
+  const project = await db.insertInto('projects').values({
+    company_id: owner.company_id,
+    space_id: space.id,
+    goal_id: null,
+    name: options.name ?? unique('Project'),
+    description: options.description ?? null,
+    public_access: options.access?.public ?? 0,
+    company_access: options.access?.company ?? 0,
+    space_access: options.access?.space ?? 0,
+    state,
+    success_status: state === 'closed' ? 'achieved' : null,
+    closed_at: state === 'closed' ? sql<Date>`now()` as unknown as Date : null,
+    archived_at: options.archived ? new Date() : null,
+    timeframe_start_type: null,
+    timeframe_start_value: null,
+    timeframe_start_date: null,
+    timeframe_end_type: null,
+    timeframe_end_value: null,
+    timeframe_end_date: null
+  }).returning(['id', 'name']).executeTakeFirstOrThrow()
+  return { ...project, publicId: sluggedId(project.id, project.name) }
+}
+
+export async function addContributor (db: Db, projectId: string, personId: string, role: ContributorRole, accessLevel: AccessLevel | null = null) {
+  return db.insertInto('project_contributors').values({
+    project_id: projectId, person_id: personId, role, responsibility: null, access_level: accessLevel
+  }).returning('id').executeTakeFirstOrThrow()
+}
+
+export async function tokenFor (db: Db, email: string, options: { readOnly?: boolean, expiresInDays?: number } = {}) {
+  return createToken(db, { email, readOnly: options.readOnly, expiresInDays: options.expiresInDays })
+}
+
+/** Calls the API the way a client does. */
+export function client (server: FastifyInstance, token?: string) {
+  const headers = token === undefined ? {} : { authorization: `Bearer ${token}` }
+  return {
+    updateName: (body: unknown): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: '/api/external/v1/projects/update_name', headers, payload: body as object }),
+    updateDescription: (body: unknown): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: '/api/external/v1/projects/update_description', headers, payload: body as object }),
+    get: (id: string): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id }, headers })
+  }
+}
