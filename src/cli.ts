@@ -1,0 +1,300 @@
+// Operator commands: `npm run cli -- <command>`. Results go to stdout, progress and
+// errors to stderr, so `--json` output can be piped. Exit codes: 0 done, 1 failed,
+// 2 bad usage or configuration.
+//
+// The database stack (Kysely, pg, TypeBox) takes about a second to load, so it is
+// imported only once the command line is known to be good: help and usage errors
+// answer at once.
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import type { Config } from './config.js'
+import type { Db } from './db/index.js'
+import type { TokenListing } from './db/tokens.js'
+
+const USAGE = `Usage: npm run cli -- <command> [options]
+
+Commands:
+  migrate                        apply pending database migrations
+  seed --demo [--json]           load the demo dataset (once) and issue a fresh write and
+                                 read-only token for every demo person
+  tokens create --email <email> [--read-only] [--name <name>] [--expires-in <days>] [--json]
+                                 issue an API token; it is shown once, here
+  tokens list [--email <email>] [--json]
+                                 list tokens (never their secrets)
+  tokens revoke <token id>       revoke a token by its id (a UUID)
+  help                           show this text
+
+The database comes from the environment: DATABASE_URL (PostgreSQL), or else the
+embedded database under DATA_DIR (default ./.data). The embedded database can be
+opened by one process at a time: stop the server before running a command on it.
+`
+
+const HINT = 'Run "npm run cli -- help" for usage.'
+
+class UsageError extends Error {}
+
+/** A command that fails for a reason the operator should read, without a stack. */
+class CommandError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>
+type Output = (text: string) => void
+
+const out: Output = (text) => { process.stdout.write(text + '\n') }
+const log: Output = (text) => { process.stderr.write(text + '\n') }
+
+function parse<O extends Options> (args: string[], options: O, positionals = 0) {
+  let parsed
+  try {
+    parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: positionals > 0 })
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
+      throw new UsageError((error as Error).message.replace(/\s*\n\s*/g, ' '))
+    }
+    throw error
+  }
+  if (parsed.positionals.length > positionals) {
+    throw new UsageError(`unexpected argument '${parsed.positionals[positionals]}'`)
+  }
+  return parsed
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+// A century is more than any token needs and keeps the expiry a valid timestamp.
+const MAX_EXPIRY_DAYS = 36_500
+
+function expiryDays (value: string | undefined): number | null {
+  if (value === undefined) return null
+  const days = Number(value)
+  if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(value) || !(days > 0) || days > MAX_EXPIRY_DAYS) {
+    throw new UsageError(`--expires-in must be a positive number of days (at most ${MAX_EXPIRY_DAYS}), not '${value}'`)
+  }
+  return days
+}
+
+function nonBlank (flag: string, value: string | undefined): string | undefined {
+  if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} must not be blank`)
+  return value?.trim()
+}
+
+/** What a command line asks for; checked in full before any database is opened. */
+type Command =
+  | { kind: 'help' }
+  | { kind: 'migrate' }
+  | { kind: 'seed', json: boolean }
+  | { kind: 'tokens create', email: string, readOnly: boolean, name: string | null, expiresInDays: number | null, json: boolean }
+  | { kind: 'tokens list', email: string | undefined, json: boolean }
+  | { kind: 'tokens revoke', id: string }
+
+function parseCommand (argv: string[]): Command {
+  const [name, ...rest] = argv
+  if (name === undefined) throw new UsageError('no command given')
+  if (name === 'help' || name === '--help' || name === '-h') {
+    parse(rest, {})
+    return { kind: 'help' }
+  }
+
+  if (name === 'migrate') {
+    const { values } = parse(rest, {})
+    return values.help ? { kind: 'help' } : { kind: 'migrate' }
+  }
+
+  if (name === 'seed') {
+    const { values } = parse(rest, { demo: { type: 'boolean' }, json: { type: 'boolean' } })
+    if (values.help) return { kind: 'help' }
+    // The only dataset there is; the flag keeps `seed` from being run by accident.
+    if (!values.demo) throw new UsageError('seed needs --demo')
+    return { kind: 'seed', json: values.json ?? false }
+  }
+
+  if (name === 'tokens') {
+    const [sub, ...args] = rest
+    if (sub === 'create') {
+      const { values } = parse(args, {
+        email: { type: 'string' },
+        'read-only': { type: 'boolean' },
+        name: { type: 'string' },
+        'expires-in': { type: 'string' },
+        json: { type: 'boolean' }
+      })
+      if (values.help) return { kind: 'help' }
+      const email = nonBlank('--email', values.email)
+      if (email === undefined) throw new UsageError('tokens create needs --email <email>')
+      return {
+        kind: 'tokens create',
+        email,
+        readOnly: values['read-only'] ?? false,
+        name: nonBlank('--name', values.name) ?? null,
+        expiresInDays: expiryDays(values['expires-in']),
+        json: values.json ?? false
+      }
+    }
+    if (sub === 'list') {
+      const { values } = parse(args, { email: { type: 'string' }, json: { type: 'boolean' } })
+      if (values.help) return { kind: 'help' }
+      return { kind: 'tokens list', email: nonBlank('--email', values.email), json: values.json ?? false }
+    }
+    if (sub === 'revoke') {
+      const { values, positionals } = parse(args, {}, 1)
+      if (values.help) return { kind: 'help' }
+      const id = positionals[0]
+      if (id === undefined) throw new UsageError('tokens revoke needs a token id')
+      if (!UUID.test(id)) throw new UsageError(`'${id}' is not a token id (a UUID, as tokens list shows)`)
+      return { kind: 'tokens revoke', id: id.toLowerCase() }
+    }
+    if (sub === undefined) throw new UsageError('tokens needs a subcommand: create, list or revoke')
+    throw new UsageError(`unknown tokens subcommand '${sub}'`)
+  }
+
+  if (name.startsWith('-')) throw new UsageError(`unknown option '${name}'`)
+  throw new UsageError(`unknown command '${name}'`)
+}
+
+async function migrate (db: Db): Promise<void> {
+  const { migrateToLatest } = await import('./db/migrate.js')
+  const applied = await migrateToLatest(db)
+  if (applied.length === 0) out('database is up to date')
+  for (const migration of applied) out(`applied ${migration}`)
+}
+
+async function seed (db: Db, config: Config, json: boolean): Promise<void> {
+  const [{ migrateToLatest }, { loadDemo }] = await Promise.all([import('./db/migrate.js'), import('./db/demo.js')])
+  // Logs only: stdout carries the one JSON object.
+  for (const migration of await migrateToLatest(db)) log(`applied ${migration}`)
+  const { created, projects, tokens } = await loadDemo(db)
+  log(created ? 'demo dataset loaded' : 'demo dataset already present: nothing inserted, new tokens issued')
+  if (json) {
+    out(JSON.stringify({ projects, tokens }, null, 2))
+    return
+  }
+  out('Projects:')
+  for (const [name, id] of Object.entries(projects)) out(`  ${name.padEnd(18)} ${id}`)
+  out('\nTokens (shown once):')
+  for (const [email, pair] of Object.entries(tokens)) {
+    out(`  ${email.padEnd(18)} write      ${pair.write}`)
+    out(`  ${''.padEnd(18)} read-only  ${pair.read_only}`)
+  }
+  const token = tokens['alice@acme.test']?.write
+  const project = projects['Website Redesign']
+  if (token && project) {
+    const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
+    const base = `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`
+    out('\nTry (with the server running):')
+    out(`  curl -s -H 'Authorization: Bearer ${token}' '${base}/api/external/v1/projects/get?id=${project}'`)
+  }
+}
+
+function tokenTable (tokens: TokenListing[]): string {
+  const now = Date.now()
+  const status = (t: TokenListing) => t.revoked_at !== null
+    ? 'revoked'
+    : t.expires_at !== null && Date.parse(t.expires_at) <= now ? 'expired' : 'active'
+  const rows = [
+    ['ID', 'EMAIL', 'NAME', 'ACCESS', 'STATUS', 'EXPIRES', 'LAST USED', 'CREATED'],
+    ...tokens.map((t) => [
+      t.id, t.email, t.name ?? '-', t.read_only ? 'read-only' : 'write', status(t),
+      t.expires_at ?? 'never', t.last_used_at ?? 'never', t.inserted_at
+    ])
+  ]
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
+}
+
+async function run (command: Exclude<Command, { kind: 'help' }>, db: Db, config: Config): Promise<void> {
+  const { createToken, listTokens, revokeToken, UnknownPersonError } = await import('./db/tokens.js')
+  switch (command.kind) {
+    case 'migrate':
+      return await migrate(db)
+    case 'seed':
+      return await seed(db, config, command.json)
+    case 'tokens create': {
+      let issued
+      try {
+        issued = await createToken(db, {
+          email: command.email,
+          readOnly: command.readOnly,
+          name: command.name,
+          expiresInDays: command.expiresInDays
+        })
+      } catch (error) {
+        if (error instanceof UnknownPersonError) throw new CommandError(error.message)
+        throw error
+      }
+      if (command.json) {
+        out(JSON.stringify(issued, null, 2))
+        return
+      }
+      out(issued.token)
+      log(`issued ${issued.read_only ? 'read-only' : 'write'} token ${issued.id} for ${issued.email}` +
+        `${issued.expires_at ? `, expires ${issued.expires_at}` : ''}; it is not shown again`)
+      return
+    }
+    case 'tokens list': {
+      const tokens = await listTokens(db, command.email)
+      if (command.json) out(JSON.stringify(tokens, null, 2))
+      else if (tokens.length === 0) log('no tokens')
+      else out(tokenTable(tokens))
+      return
+    }
+    case 'tokens revoke':
+      if (!await revokeToken(db, command.id)) {
+        throw new CommandError(`no active token with id ${command.id} (unknown or already revoked)`)
+      }
+      out(`revoked token ${command.id}`)
+  }
+}
+
+/** Runs one command line; returns the exit code. */
+async function main (argv: string[]): Promise<number> {
+  let command: Command
+  try {
+    command = parseCommand(argv)
+  } catch (error) {
+    if (!(error instanceof UsageError)) return failed(error)
+    log(`error: ${error.message}`)
+    // A bare invocation gets the whole text, not just a pointer to it.
+    log(argv.length === 0 ? USAGE : HINT)
+    return 2
+  }
+  if (command.kind === 'help') {
+    out(USAGE)
+    return 0
+  }
+
+  let db: Db | undefined
+  try {
+    const [{ ConfigError, loadConfig }, { createDb, dbOptions }] = await Promise.all([import('./config.js'), import('./db/index.js')])
+    let config: Config
+    try {
+      config = loadConfig()
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error
+      log(`error: ${error.message}`)
+      return 2
+    }
+    db = await createDb(dbOptions(config))
+    await run(command, db, config)
+    return 0
+  } catch (error) {
+    return failed(error)
+  } finally {
+    await db?.destroy()
+  }
+}
+
+function failed (error: unknown): number {
+  log(`error: ${describe(error)}`)
+  if (process.env.DEBUG && !(error instanceof CommandError) && error instanceof Error) log(error.stack ?? '')
+  return 1
+}
+
+// `pg` reports a refused connection to a host with several addresses as an
+// AggregateError without a message of its own.
+function describe (error: unknown): string {
+  if (error instanceof AggregateError && !error.message) {
+    return error.errors.map((e) => describe(e)).join('; ')
+  }
+  if (error instanceof Error) return error.message || error.name
+  return String(error)
+}
+
+process.exitCode = await main(process.argv.slice(2))
