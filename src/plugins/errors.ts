@@ -2,7 +2,7 @@
 // envelope, 5xx never carries the cause, and unknown routes are told apart from
 // known routes called with the wrong method (405 with Allow).
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, type Detail, type ErrorCode } from '../errors.js'
 
 const RETRY_AFTER_SECONDS = '1'
@@ -89,11 +89,17 @@ export default fp(async (fastify) => {
     return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body())
   })
 
-  fastify.setNotFoundHandler((request, reply) => {
+  // Routing comes first: an unknown path or a wrong method is answered before the
+  // body is read, so a bad or oversized body cannot turn a 404/405 into a 400/413.
+  const routeNotFound = (request: FastifyRequest, reply: FastifyReply) => {
     const allow = allowedMethods(fastify, request)
     const error = allow.length > 0
       ? new ApiError(405, 'method_not_allowed', `${request.method} is not allowed here; use ${allow.join(' or ')}`, undefined, { allow: allow.join(', ') })
       : new ApiError(404, 'route_not_found', `no route ${request.method} ${request.url.split('?', 1)[0]}`)
     return reply.code(error.statusCode).headers(error.headers).send(error.body())
+  }
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return routeNotFound(request, reply)
   })
+  fastify.setNotFoundHandler(routeNotFound)
 }, { name: 'errors' })

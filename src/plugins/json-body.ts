@@ -9,8 +9,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 export default fp(async (fastify) => {
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]
-    if (charset && !/^utf-?8$/i.test(charset)) {
+    const charset = [...(request.headers['content-type'] ?? '').matchAll(/;\s*charset\s*=\s*"?([^";\s]*)/gi)]
+      .map((m) => m[1] ?? '').find((c) => !/^utf-?8$/i.test(c))
+    if (charset !== undefined) {
       done(new ApiError(415, 'unsupported_media_type', `charset ${charset} is not supported; send UTF-8 JSON`))
       return
     }
