@@ -90,7 +90,8 @@ export async function up (db: Kysely<any>): Promise<void> {
     .addColumn('next_check_in_scheduled_at', 'timestamptz')
     .addColumn('next_update_scheduled_at', 'timestamptz')
     .addColumn('milestones_ordering_state', sql`uuid[]`, (c) => c.notNull().defaultTo(sql`'{}'`))
-    .addColumn('tasks_kanban_state', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'`).check(sql`jsonb_typeof(tasks_kanban_state) = 'object'`))
+    // json, not jsonb: the text comes back exactly as stored, key order included.
+    .addColumn('tasks_kanban_state', 'json', (c) => c.notNull().defaultTo(sql`'{}'`).check(sql`json_typeof(tasks_kanban_state) = 'object'`))
     .addColumn('inserted_at', 'timestamptz', now)
     .addColumn('updated_at', 'timestamptz', now)
     .addForeignKeyConstraint('projects_space_fkey', ['space_id', 'company_id'], 'spaces', ['id', 'company_id'], (c) => c.onDelete('cascade'))

@@ -59,7 +59,7 @@ function parse<O extends Options> (args: string[], options: O, positionals = 0) 
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-// A century is more than any token needs and keeps the expiry a valid timestamp.
+// Mirrors MAX_EXPIRY_DAYS in db/tokens.ts, which this file loads only after parsing.
 const MAX_EXPIRY_DAYS = 36_500
 
 function expiryDays (value: string | undefined): number | null {

@@ -1,6 +1,8 @@
 // The Kysely instance: real PostgreSQL through `pg` when a URL is given, else an
 // embedded PGlite (in memory, or persisted under a data directory).
 import { Kysely, PostgresDialect, type LogConfig } from 'kysely'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
 import pg from 'pg'
 import type { Database } from './types.js'
 
@@ -20,6 +22,47 @@ export interface DbOptions {
 // Dates stay `YYYY-MM-DD` strings: turning them into a Date would shift them by the
 // process time zone.
 const DATE_OID = 1082
+
+function processAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * PGlite is one process's database: a second process writing the same files loses
+ * data. A lock file with the owner's pid turns that into a clear error.
+ */
+function lockDataDir (dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true })
+  const lock = path.join(dataDir, 'projects-api.lock')
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' })
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error
+      const owner = Number(readFileSync(lock, 'utf8'))
+      if (Number.isInteger(owner) && owner > 0 && (owner === process.pid || processAlive(owner))) {
+        throw new Error(`the embedded database in ${dataDir} is in use by process ${owner}; ` +
+          'stop that process first, or set DATABASE_URL to use PostgreSQL')
+      }
+      rmSync(lock, { force: true }) // left behind by a process that is gone
+    }
+  }
+  let released = false
+  const release = () => {
+    if (released) return
+    released = true
+    process.off('exit', release)
+    rmSync(lock, { force: true })
+  }
+  process.on('exit', release)
+  return release
+}
 
 export async function createDb (options: DbOptions): Promise<Db> {
   if (options.url) {
@@ -41,9 +84,20 @@ export async function createDb (options: DbOptions): Promise<Db> {
     import('@electric-sql/pglite'),
     import('kysely-pglite-dialect')
   ])
-  const pglite = await PGlite.create(options.dataDir ?? 'memory://', {
-    parsers: { [DATE_OID]: (value: string) => value }
-  })
+  const release = options.dataDir ? lockDataDir(options.dataDir) : () => {}
+  let pglite
+  try {
+    pglite = await PGlite.create(options.dataDir ?? 'memory://', {
+      parsers: { [DATE_OID]: (value: string) => value }
+    })
+  } catch (error) {
+    release()
+    throw error
+  }
+  const close = pglite.close.bind(pglite)
+  pglite.close = async () => {
+    try { await close() } finally { release() }
+  }
   return new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
 }
 

@@ -4,6 +4,8 @@ import { sql } from 'kysely'
 import type { Db } from './index.js'
 
 export const TOKEN_PREFIX = 'pat_'
+/** A century: longer than any token needs, and still a valid timestamp. */
+export const MAX_EXPIRY_DAYS = 36_500
 
 export function generateToken (): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url')
@@ -35,6 +37,10 @@ export async function createToken (db: Db, options: {
     .where(sql<string>`lower(email)`, '=', options.email.trim().toLowerCase())
     .executeTakeFirst()
   if (!person) throw new UnknownPersonError(`no person with e-mail ${options.email}`)
+  const days = options.expiresInDays
+  if (days != null && !(Number.isFinite(days) && days > 0 && days <= MAX_EXPIRY_DAYS)) {
+    throw new RangeError(`a token expires after more than 0 and at most ${MAX_EXPIRY_DAYS} days, not ${days}`)
+  }
   const token = generateToken()
   const row = await db.insertInto('api_tokens')
     .values({
@@ -42,9 +48,7 @@ export async function createToken (db: Db, options: {
       name: options.name ?? null,
       digest: tokenDigest(token),
       read_only: options.readOnly ?? false,
-      expires_at: options.expiresInDays == null
-        ? null
-        : new Date(Date.now() + options.expiresInDays * 86_400_000)
+      expires_at: days == null ? null : new Date(Date.now() + days * 86_400_000)
     })
     .returning(['id', 'name', 'read_only', 'expires_at'])
     .executeTakeFirstOrThrow()
