@@ -10,17 +10,22 @@ import { isEmpty, loadDemo } from './db/demo.js'
 async function prepareDatabase (config: Config, db: Db): Promise<string | null> {
   await migrateToLatest(db)
   // Only the embedded database is seeded, and only when it is new.
-  if (config.DATABASE_URL || !(await isEmpty(db))) return null
+  if (config.DATABASE_URL) return null
+  const moreTokens = 'Tokens for every demo person: stop the server, then run npm run cli -- seed --demo --json'
+  if (!(await isEmpty(db))) return `Embedded database in ${config.DATA_DIR}. ${moreTokens}`
   const demo = await loadDemo(db)
   const token = demo.tokens['alice@acme.test']?.write
   const projectId = demo.projects['Website Redesign']
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`
   return [
-    'Loaded the demo data (npm run cli -- seed --demo --json issues more tokens). Try:',
+    `Loaded the demo data into ${config.DATA_DIR}. Rename a project as alice@acme.test:`,
     '',
-    `  curl -s -X POST http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}/api/external/v1/projects/update_name \\`,
+    `  curl -s -X POST ${base}/api/external/v1/projects/update_name \\`,
     `    -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' \\`,
     `    -d '{"project_id": "${projectId}", "name": "Website Redesign 2.0"}'`,
-    ''
+    '',
+    moreTokens
   ].join('\n')
 }
 
