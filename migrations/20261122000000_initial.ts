@@ -108,6 +108,7 @@ export async function up (db: Kysely<any>): Promise<void> {
     .addColumn('inserted_at', 'timestamptz', now)
     .addPrimaryKeyConstraint('project_pins_pkey', ['person_id', 'project_id'])
     .execute()
+  await db.schema.createIndex('project_pins_project_id_idx').on('project_pins').column('project_id').execute()
 
   await db.schema.createTable('project_contributors')
     .addColumn('id', 'uuid', id)
@@ -198,6 +199,7 @@ export async function up (db: Kysely<any>): Promise<void> {
     .addColumn('inserted_at', 'timestamptz', now)
     .addUniqueConstraint('subscriptions_list_id_person_id_key', ['subscription_list_id', 'person_id'])
     .execute()
+  await db.schema.createIndex('subscriptions_person_id_idx').on('subscriptions').column('person_id').execute()
 
   await db.schema.createTable('api_tokens')
     .addColumn('id', 'uuid', id)
