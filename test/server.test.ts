@@ -1,0 +1,120 @@
+// `npm start` as a new user meets it: the embedded database is created, migrated and
+// loaded with the demo data on first start, the printed curl line works as printed,
+// SIGTERM ends the process cleanly, and a restart keeps the data. With DATABASE_URL
+// the server migrates but never seeds.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { createDb } from '../src/db/index.js'
+import { createTestDatabase } from './database.js'
+
+t.setTimeout(180_000)
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+interface Started { child: ChildProcess, output: () => string }
+
+/** Starts the server and waits until it listens (or gives up). */
+async function start (env: NodeJS.ProcessEnv, port: number): Promise<Started> {
+  const child = spawn(process.execPath, ['--import=tsx', 'src/server.ts'], {
+    cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }
+  })
+  let output = ''
+  child.stdout.on('data', (chunk) => { output += String(chunk) })
+  child.stderr.on('data', (chunk) => { output += String(chunk) })
+  const deadline = Date.now() + 60_000
+  while (!/Server listening/.test(output)) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`)
+    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`server did not start: ${output}`) }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  // The hint follows the listening line.
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  return { child, output: () => output }
+}
+
+async function stop (child: ChildProcess): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  child.kill('SIGTERM')
+  return await exited
+}
+
+t.test('first start on the embedded database: demo data and a curl line that works', async (t) => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'server-test-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  const port = await freePort()
+  const env = { DATABASE_URL: '', DATA_DIR: dataDir }
+
+  const first = await start(env, port)
+  const output = first.output()
+  const token = /Bearer (pat_[A-Za-z0-9_-]+)/.exec(output)?.[1]
+  const body = /-d '(\{.*\})'/.exec(output)?.[1]
+  const url = /curl -s -X POST (\S+)/.exec(output)?.[1]
+  t.ok(token, 'a write token is printed')
+  t.ok(body, 'a request body is printed')
+  t.equal(url, `http://127.0.0.1:${port}/api/external/v1/projects/update_name`)
+
+  const res = await fetch(url!, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body!
+  })
+  t.equal(res.status, 200)
+  const { project } = await res.json() as { project: { name: string, id: string, my_role: string } }
+  t.equal(project.name, 'Website Redesign 2.0')
+  t.equal(project.my_role, 'champion')
+  t.match(project.id, /^website-redesign-2-0-[0-9A-Za-z]{22}$/)
+
+  t.equal(await stop(first.child), 0, 'SIGTERM ends the server with exit code 0')
+
+  // A restart keeps the data and loads nothing again.
+  const second = await start(env, port)
+  t.match(second.output(), /Embedded database in/)
+  t.notMatch(second.output(), /Bearer pat_/)
+  t.equal(await stop(second.child), 0)
+
+  const db = await createDb({ dataDir })
+  t.teardown(() => db.destroy())
+  const companies = await db.selectFrom('companies').select('name').orderBy('name').execute()
+  t.same(companies.map((c) => c.name), ['Acme Corp', 'Globex'])
+  const renamed = await db.selectFrom('projects').select('name').where('name', '=', 'Website Redesign 2.0').execute()
+  t.equal(renamed.length, 1, 'the rename survived the restart')
+})
+
+t.test('with DATABASE_URL the server migrates and never seeds', { skip: process.env.DATABASE_URL ? false : 'needs DATABASE_URL' }, async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(() => database.close())
+  const server = await start({ DATABASE_URL: database.url }, await freePort())
+  t.notMatch(server.output(), /Bearer pat_|Embedded database/)
+  t.equal(await stop(server.child), 0)
+  const companies = await database.db.selectFrom('companies').select('id').execute()
+  t.equal(companies.length, 0)
+  const tables = await database.db.selectFrom('kysely_migration' as never).select('name' as never).execute()
+  t.ok(tables.length > 0, 'migrations are recorded')
+})
+
+t.test('a bad setting stops the server with a message naming it', async (t) => {
+  const child = spawn(process.execPath, ['--import=tsx', 'src/server.ts'], {
+    cwd: root, env: { ...process.env, PORT: 'eighty', DATABASE_URL: '' }
+  })
+  let stderr = ''
+  child.stderr.on('data', (chunk) => { stderr += String(chunk) })
+  const code = await new Promise((resolve) => child.once('exit', resolve))
+  t.equal(code, 2)
+  t.match(stderr, /PORT="eighty": must be integer/)
+})
