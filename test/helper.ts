@@ -2,6 +2,7 @@
 // owns, plus small builders for the rows a test needs.
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
+import type { Test } from 'tap'
 import app, { appOptions } from '../src/app.js'
 import type { Db } from '../src/db/index.js'
 import { createToken } from '../src/db/tokens.js'
@@ -111,4 +112,25 @@ export function client (server: FastifyInstance, token?: string) {
     get: (id: string): Promise<LightMyRequestResponse> =>
       server.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id }, headers })
   }
+}
+
+/** The whole project row, at full precision, as Postgres prints it. */
+export async function projectRow (db: Db, id: string): Promise<Record<string, unknown>> {
+  const result = await sql<{ row: Record<string, unknown> }>`SELECT to_jsonb(p) AS row FROM projects p WHERE p.id = ${id}`.execute(db)
+  return result.rows[0]!.row
+}
+
+export async function projectActivities (db: Db, projectId: string) {
+  return db.selectFrom('activities').selectAll().where('project_id', '=', projectId).orderBy('inserted_at').orderBy('id').execute()
+}
+
+/** A 400 invalid_input whose one detail points at `path`; `message` is the whole message. */
+export function expectInvalidInput (t: Test, res: LightMyRequestResponse, path: string, message?: string): void {
+  t.equal(res.statusCode, 400, `400 for ${path}`)
+  const body = res.json()
+  t.match(body, { statusCode: 400, error: 'Bad Request', code: 'invalid_input', message: String })
+  t.equal(body.details?.length, 1, 'one detail')
+  t.equal(body.details?.[0]?.path, path)
+  t.equal(typeof body.details?.[0]?.message, 'string')
+  if (message !== undefined) t.equal(body.message, message)
 }

@@ -1,12 +1,9 @@
 // POST /api/external/v1/projects/update_description: the JSON text comes back byte
 // for byte, bad JSON and oversized or over-deep documents are refused, the audit
 // row is written, and concurrent updates of the two fields lose nothing.
-import type { LightMyRequestResponse } from 'fastify'
-import { sql } from 'kysely'
 import t from 'tap'
-import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../../helper.js'
+import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, expectInvalidInput, projectActivities, projectRow, tokenFor } from '../../helper.js'
 
-type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const { app, db } = await build(t)
 
@@ -26,27 +23,9 @@ async function project (options: Parameters<typeof createProject>[2] = {}) {
   return created
 }
 
-/** The whole row, at full precision. */
-async function row (id: string): Promise<Record<string, unknown>> {
-  const result = await sql<{ row: Record<string, unknown> }>`SELECT to_jsonb(p) AS row FROM projects p WHERE p.id = ${id}`.execute(db)
-  return result.rows[0]!.row
-}
-
 async function storedDescription (id: string) {
   const r = await db.selectFrom('projects').select('description').where('id', '=', id).executeTakeFirstOrThrow()
   return r.description
-}
-
-async function activities (projectId: string) {
-  return db.selectFrom('activities').selectAll().where('project_id', '=', projectId).orderBy('inserted_at').orderBy('id').execute()
-}
-
-function expectInvalid (t: Tap, res: LightMyRequestResponse, path: string) {
-  t.equal(res.statusCode, 400, `400 for ${path}`)
-  const body = res.json()
-  t.match(body, { statusCode: 400, error: 'Bad Request', code: 'invalid_input', message: String })
-  t.equal(body.details?.length, 1)
-  t.equal(body.details?.[0]?.path, path)
 }
 
 const byteLength = (s: string) => Buffer.byteLength(s, 'utf8')
@@ -86,16 +65,16 @@ t.test('descriptions come back byte for byte', async (t) => {
     t.ok((await storedDescription(p.id)) === text, 'db column identical')
     const later = await api.get(p.publicId)
     t.ok(later.json().project.description === text, 'later GET identical')
-    const last = (await activities(p.id)).at(-1)
+    const last = (await projectActivities(db, p.id)).at(-1)
     t.same(last?.content, { old_description: previous, new_description: text }, 'activity carries the exact strings')
     previous = text
   }
-  t.equal((await activities(p.id)).length, texts.length)
+  t.equal((await projectActivities(db, p.id)).length, texts.length)
 })
 
 t.test('rejected descriptions are 400 and change nothing', async (t) => {
   const p = await project({ name: 'Rejections', description: '{"kept":true}' })
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
   const bad = [
     'null',
     ' null ',
@@ -123,19 +102,19 @@ t.test('rejected descriptions are 400 and change nothing', async (t) => {
   for (const description of bad) {
     const res = await api.updateDescription({ project_id: p.publicId, description })
     t.comment(label(description))
-    expectInvalid(t, res, '/description')
+    expectInvalidInput(t, res, '/description')
   }
   for (const description of [null, 42, true, { type: 'doc' }, ['x']]) {
-    expectInvalid(t, await api.updateDescription({ project_id: p.publicId, description }), '/description')
+    expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId, description }), '/description')
   }
-  expectInvalid(t, await api.updateDescription({ project_id: p.publicId }), '/description')
-  expectInvalid(t, await api.updateDescription({ description: '{}' }), '/project_id')
-  expectInvalid(t, await api.updateDescription({ project_id: '', description: '{}' }), '/project_id')
-  expectInvalid(t, await api.updateDescription({ project_id: ' ', description: '{}' }), '/project_id')
-  expectInvalid(t, await api.updateDescription({ project_id: 1, description: '{}' }), '/project_id')
-  expectInvalid(t, await api.updateDescription({ project_id: p.publicId, description: '{}', name: 'x' }), '/name')
-  t.same(await row(p.id), before, 'row unchanged')
-  t.equal((await activities(p.id)).length, 0, 'no activity')
+  expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId }), '/description')
+  expectInvalidInput(t, await api.updateDescription({ description: '{}' }), '/project_id')
+  expectInvalidInput(t, await api.updateDescription({ project_id: '', description: '{}' }), '/project_id')
+  expectInvalidInput(t, await api.updateDescription({ project_id: ' ', description: '{}' }), '/project_id')
+  expectInvalidInput(t, await api.updateDescription({ project_id: 1, description: '{}' }), '/project_id')
+  expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId, description: '{}', name: 'x' }), '/name')
+  t.same(await projectRow(db, p.id), before, 'row unchanged')
+  t.equal((await projectActivities(db, p.id)).length, 0, 'no activity')
 })
 
 t.test('at most 512 KiB of UTF-8', async (t) => {
@@ -155,26 +134,26 @@ t.test('at most 512 KiB of UTF-8', async (t) => {
   t.equal(ok2.statusCode, 200, '512 KiB of two-byte characters accepted')
   t.ok((await storedDescription(p.id)) === exactAccented)
 
-  const before = await row(p.id)
-  const activityCount = (await activities(p.id)).length
+  const before = await projectRow(db, p.id)
+  const activityCount = (await projectActivities(db, p.id)).length
   const over = `"${'a'.repeat(512 * KIB - 1)}"`
   t.equal(byteLength(over), 512 * KIB + 1)
-  expectInvalid(t, await api.updateDescription({ project_id: p.publicId, description: over }), '/description')
+  expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId, description: over }), '/description')
 
   const overAccented = `"${'é'.repeat(262144)}"`
   t.equal(overAccented.length, 262146, 'far under 512 Ki UTF-16 units')
   t.equal(byteLength(overAccented), 512 * KIB + 2)
-  expectInvalid(t, await api.updateDescription({ project_id: p.publicId, description: overAccented }), '/description')
+  expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId, description: overAccented }), '/description')
 
   const bareAccented = 'é'.repeat(262145)
-  expectInvalid(t, await api.updateDescription({ project_id: p.publicId, description: bareAccented }), '/description')
+  expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId, description: bareAccented }), '/description')
 
   const overAstral = `"${'😀'.repeat(131072)}"`
   t.equal(byteLength(overAstral), 512 * KIB + 2)
-  expectInvalid(t, await api.updateDescription({ project_id: p.publicId, description: overAstral }), '/description')
+  expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId, description: overAstral }), '/description')
 
-  t.same(await row(p.id), before)
-  t.equal((await activities(p.id)).length, activityCount)
+  t.same(await projectRow(db, p.id), before)
+  t.equal((await projectActivities(db, p.id)).length, activityCount)
 })
 
 t.test('arrays and objects nest at most 64 deep', async (t) => {
@@ -192,13 +171,13 @@ t.test('arrays and objects nest at most 64 deep', async (t) => {
     t.ok((await storedDescription(p.id)) === text)
   }
 
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
   for (const text of [arrays(65), objects(65), mixed(65), `[1,${arrays(64)}]`, `{"x":"]]]]","y":${arrays(64)}}`, `["\\\\",${arrays(64)}]`, `{"\\\\":${arrays(64)}}`, arrays(10_000)]) {
     JSON.parse(text) // valid JSON: only the depth rule refuses it
-    expectInvalid(t, await api.updateDescription({ project_id: p.publicId, description: text }), '/description')
+    expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId, description: text }), '/description')
   }
-  expectInvalid(t, await api.updateDescription({ project_id: p.publicId, description: '['.repeat(100_000) }), '/description')
-  t.same(await row(p.id), before)
+  expectInvalidInput(t, await api.updateDescription({ project_id: p.publicId, description: '['.repeat(100_000) }), '/description')
+  t.same(await projectRow(db, p.id), before)
 })
 
 t.test('audit rows carry the old and the new description exactly', async (t) => {
@@ -208,7 +187,7 @@ t.test('audit rows carry the old and the new description exactly', async (t) => 
   const first = ' {"v": 1} '
   const res = await api.updateDescription({ project_id: p.publicId, description: first })
   t.equal(res.statusCode, 200)
-  let rows = await activities(p.id)
+  let rows = await projectActivities(db, p.id)
   t.equal(rows.length, 1)
   t.equal(rows[0]!.action, 'project_description_changed')
   t.same(rows[0]!.content, { old_description: null, new_description: first })
@@ -217,12 +196,12 @@ t.test('audit rows carry the old and the new description exactly', async (t) => 
   t.equal(rows[0]!.token_id, token.id)
   t.equal(rows[0]!.project_id, p.id)
   t.equal(rows[0]!.company_id, company.id)
-  const afterFirst = await row(p.id)
+  const afterFirst = await projectRow(db, p.id)
   t.ok(new Date(afterFirst.updated_at as string) > new Date(OLD), 'updated_at advanced')
 
   const second = '{"v":2,"v":3}'
   t.equal((await api.updateDescription({ project_id: p.publicId, description: second })).statusCode, 200)
-  rows = await activities(p.id)
+  rows = await projectActivities(db, p.id)
   t.equal(rows.length, 2)
   t.same(rows[1]!.content, { old_description: first, new_description: second })
 })
@@ -230,29 +209,29 @@ t.test('audit rows carry the old and the new description exactly', async (t) => 
 t.test('the same text again succeeds and records nothing; other whitespace is a change', async (t) => {
   const text = '{"same": true}'
   const p = await project({ name: 'No-op', description: text })
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
   const res = await api.updateDescription({ project_id: p.publicId, description: text })
   t.equal(res.statusCode, 200)
   t.ok(res.json().project.description === text)
   t.equal(res.json().project.updated_at, OLD)
-  t.same(await row(p.id), before, 'row untouched')
-  t.equal((await activities(p.id)).length, 0)
+  t.same(await projectRow(db, p.id), before, 'row untouched')
+  t.equal((await projectActivities(db, p.id)).length, 0)
 
   // Equal as JSON, different as text: stored as sent.
   const respaced = '{"same":true}'
   const changed = await api.updateDescription({ project_id: p.publicId, description: respaced })
   t.equal(changed.statusCode, 200)
   t.ok((await storedDescription(p.id)) === respaced)
-  t.same((await activities(p.id)).map((a) => a.content), [{ old_description: text, new_description: respaced }])
+  t.same((await projectActivities(db, p.id)).map((a) => a.content), [{ old_description: text, new_description: respaced }])
 })
 
 t.test('a description change leaves every other column alone', async (t) => {
   const p = await project({ name: 'Columns', access: { public: 0, company: 40, space: 70 }, state: 'paused' })
   await db.insertInto('project_pins').values({ person_id: champion.id, project_id: p.id }).execute()
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
   const res = await api.updateDescription({ project_id: p.publicId, description: '{"type":"doc"}' })
   t.equal(res.statusCode, 200)
-  const after = await row(p.id)
+  const after = await projectRow(db, p.id)
   const { description: d1, updated_at: u1, ...restBefore } = before
   const { description: d2, updated_at: u2, ...restAfter } = after
   t.same(restAfter, restBefore)
@@ -276,12 +255,12 @@ t.test('closed and paused projects can be described; archived ones are 404', asy
     t.equal(await storedDescription(p.id), `{"state":"${state}"}`)
   }
   const archived = await project({ archived: true, description: '"old"' })
-  const before = await row(archived.id)
+  const before = await projectRow(db, archived.id)
   const res = await api.updateDescription({ project_id: archived.publicId, description: '"new"' })
   t.equal(res.statusCode, 404)
   t.match(res.json(), { statusCode: 404, error: 'Not Found', code: 'not_found' })
-  t.same(await row(archived.id), before)
-  t.equal((await activities(archived.id)).length, 0)
+  t.same(await projectRow(db, archived.id), before)
+  t.equal((await projectActivities(db, archived.id)).length, 0)
 })
 
 t.test('concurrent updates of name and description lose nothing', async (t) => {
@@ -305,7 +284,7 @@ t.test('concurrent updates of name and description lose nothing', async (t) => {
   t.ok(names.includes(final.name), `final name ${final.name} is one that was sent`)
   t.ok(descriptions.includes(final.description!), `final description ${final.description} is one that was sent`)
 
-  const rows = await activities(p.id)
+  const rows = await projectActivities(db, p.id)
   t.equal(rows.length, 40, 'one activity per request')
   const renames = rows.filter((a) => a.action === 'project_renamed')
   const described = rows.filter((a) => a.action === 'project_description_changed')
@@ -335,6 +314,6 @@ t.test('one rename and one description change at once: both land', async (t) => 
     t.equal(b.statusCode, 200)
     const final = await db.selectFrom('projects').select(['name', 'description']).where('id', '=', p.id).executeTakeFirstOrThrow()
     t.same(final, { name: `Pair ${round} renamed`, description: `{"round":${round}}` })
-    t.equal((await activities(p.id)).length, 2)
+    t.equal((await projectActivities(db, p.id)).length, 2)
   }
 })

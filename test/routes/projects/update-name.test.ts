@@ -1,11 +1,9 @@
 // POST /api/external/v1/projects/update_name: the rename, its input rules, its
 // audit row, and that it touches nothing but the name.
-import type { LightMyRequestResponse } from 'fastify'
-import { sql } from 'kysely'
 import t from 'tap'
 import type { Db } from '../../../src/db/index.js'
 import { decodeId, shortId, slug, sluggedId } from '../../../src/ids.js'
-import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../../helper.js'
+import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, expectInvalidInput, projectActivities, projectRow, tokenFor } from '../../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -28,32 +26,12 @@ async function project (options: Parameters<typeof createProject>[2] = {}) {
   return created
 }
 
-/** The whole row, at full precision, as Postgres would print it. */
-async function row (id: string): Promise<Record<string, unknown>> {
-  const result = await sql<{ row: Record<string, unknown> }>`SELECT to_jsonb(p) AS row FROM projects p WHERE p.id = ${id}`.execute(db)
-  return result.rows[0]!.row
-}
-
-async function activities (projectId: string) {
-  return db.selectFrom('activities').selectAll().where('project_id', '=', projectId).orderBy('inserted_at').execute()
-}
-
-function expectInvalid (t: Tap, res: LightMyRequestResponse, path: string, message?: string) {
-  t.equal(res.statusCode, 400, `400 for ${path}`)
-  const body = res.json()
-  t.match(body, { statusCode: 400, error: 'Bad Request', code: 'invalid_input', message: String })
-  t.equal(body.details?.length, 1, 'one detail')
-  t.equal(body.details?.[0]?.path, path)
-  t.type(body.details?.[0]?.message, 'string')
-  if (message !== undefined) t.equal(body.message, message)
-}
-
 async function expectRejected (t: Tap, db: Db, body: unknown, path: string, message?: string) {
   const target = await project({ name: 'Untouched' })
-  const before = await row(target.id)
+  const before = await projectRow(db, target.id)
   const res = await api.updateName({ project_id: target.publicId, name: 'placeholder', ...(body as object) })
-  expectInvalid(t, res, path, message)
-  t.same(await row(target.id), before, 'row unchanged')
+  expectInvalidInput(t, res, path, message)
+  t.same(await projectRow(db, target.id), before, 'row unchanged')
   t.equal((await db.selectFrom('activities').select('id').where('project_id', '=', target.id).execute()).length, 0, 'no activity')
 }
 
@@ -73,7 +51,7 @@ t.test('renames and answers with the whole project', async (t) => {
   t.equal(body.project.my_role, 'champion')
   t.same(body.project.permissions, { can_view: true, can_comment: true, can_edit: true, has_full_access: true })
 
-  t.equal((await row(p.id)).name, 'Brand New Site')
+  t.equal((await projectRow(db, p.id)).name, 'Brand New Site')
 
   // The id from before the rename still reaches the project.
   const viaOld = await api.get(p.publicId)
@@ -102,7 +80,7 @@ t.test('accepts a canonical UUID, an upper-case UUID and a slug-less id', async 
   t.equal(byShort.statusCode, 200)
   t.equal(byShort.json().project.name, 'By short id')
   t.equal(byShort.json().project.id, `by-short-id-${short}`)
-  t.equal((await row(p.id)).name, 'By short id')
+  t.equal((await projectRow(db, p.id)).name, 'By short id')
 })
 
 t.test('a name without letters or digits gives an id without a slug', async (t) => {
@@ -116,7 +94,7 @@ t.test('a name without letters or digits gives an id without a slug', async (t) 
 
 t.test('undecodable and unknown ids are one 404', async (t) => {
   const p = await project({ name: 'Known' })
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
   const bodies = []
   for (const id of ['nope', 'known-', '!!!', `known-${shortId(p.id)}x`, shortId('00000000-0000-4000-8000-000000000000'), '00000000-0000-4000-8000-000000000000', 'zzzzzzzzzzzzzzzzzzzzzz',
     shortId(champion.id), champion.id, shortId(space.id), `known-${'x'.repeat(10_000)}`]) {
@@ -126,7 +104,7 @@ t.test('undecodable and unknown ids are one 404', async (t) => {
   }
   for (const body of bodies) t.same(body, bodies[0])
   t.match(bodies[0], { statusCode: 404, error: 'Not Found', code: 'not_found' })
-  t.same(await row(p.id), before)
+  t.same(await projectRow(db, p.id), before)
 })
 
 t.test('trims surrounding whitespace and stores the trimmed name', async (t) => {
@@ -135,14 +113,14 @@ t.test('trims surrounding whitespace and stores the trimmed name', async (t) => 
   t.equal(res.statusCode, 200)
   t.equal(res.json().project.name, 'New name')
   t.equal(res.json().project.id, `new-name-${shortId(p.id)}`)
-  t.equal((await row(p.id)).name, 'New name')
-  const [activity] = await activities(p.id)
+  t.equal((await projectRow(db, p.id)).name, 'New name')
+  const [activity] = await projectActivities(db, p.id)
   t.equal(activity?.content.new_name, 'New name')
 
   const crlf = await api.updateName({ project_id: p.publicId, name: '\r\n\u00a0Spaced\u2003 \r\n' })
   t.equal(crlf.statusCode, 200)
   t.equal(crlf.json().project.name, 'Spaced')
-  t.equal((await row(p.id)).name, 'Spaced')
+  t.equal((await projectRow(db, p.id)).name, 'Spaced')
 })
 
 t.test('length is counted in code points', async (t) => {
@@ -152,21 +130,21 @@ t.test('length is counted in code points', async (t) => {
   const res = await api.updateName({ project_id: p.publicId, name: astral })
   t.equal(res.statusCode, 200, '255 astral code points accepted')
   t.equal(res.json().project.name, astral)
-  t.equal((await row(p.id)).name, astral)
+  t.equal((await projectRow(db, p.id)).name, astral)
 
   const ascii = 'a'.repeat(255)
   const res2 = await api.updateName({ project_id: p.publicId, name: `  ${ascii}  ` })
   t.equal(res2.statusCode, 200, '255 characters after trimming accepted')
-  t.equal((await row(p.id)).name, ascii)
+  t.equal((await projectRow(db, p.id)).name, ascii)
 
   const combining = 'e\u0301'.repeat(127) + 'x' // 255 code points, shown as 128 letters
   const res3 = await api.updateName({ project_id: p.publicId, name: combining })
   t.equal(res3.statusCode, 200)
-  t.equal((await row(p.id)).name, combining, 'not normalised')
+  t.equal((await projectRow(db, p.id)).name, combining, 'not normalised')
 
   const one = await api.updateName({ project_id: p.publicId, name: 'x' })
   t.equal(one.statusCode, 200, 'one character accepted')
-  t.equal((await row(p.id)).name, 'x')
+  t.equal((await projectRow(db, p.id)).name, 'x')
 })
 
 t.test('too long names are 400 and change nothing', async (t) => {
@@ -211,12 +189,12 @@ t.test('name must be a string', async (t) => {
 
 t.test('missing fields, unknown fields and non-object bodies are 400', async (t) => {
   const p = await project({ name: 'Still here' })
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
 
-  expectInvalid(t, await api.updateName({ name: 'No id' }), '/project_id')
-  expectInvalid(t, await api.updateName({ project_id: p.publicId }), '/name')
-  expectInvalid(t, await api.updateName({ project_id: p.publicId, name: 'x', description: '{}' }), '/description')
-  expectInvalid(t, await api.updateName({ project_id: p.publicId, name: 'x', extra: null }), '/extra')
+  expectInvalidInput(t, await api.updateName({ name: 'No id' }), '/project_id')
+  expectInvalidInput(t, await api.updateName({ project_id: p.publicId }), '/name')
+  expectInvalidInput(t, await api.updateName({ project_id: p.publicId, name: 'x', description: '{}' }), '/description')
+  expectInvalidInput(t, await api.updateName({ project_id: p.publicId, name: 'x', extra: null }), '/extra')
 
   for (const payload of ['[]', '"x"', '42', 'null', '{"project_id":', '{}']) {
     const res = await app.inject({
@@ -228,8 +206,8 @@ t.test('missing fields, unknown fields and non-object bodies are 400', async (t)
     t.equal(res.statusCode, 400, `400 for ${payload}`)
     t.match(res.json(), { statusCode: 400, error: 'Bad Request', code: 'invalid_input' })
   }
-  t.same(await row(p.id), before)
-  t.equal((await activities(p.id)).length, 0)
+  t.same(await projectRow(db, p.id), before)
+  t.equal((await projectActivities(db, p.id)).length, 0)
 })
 
 t.test('a rename writes exactly one audit activity and advances updated_at', async (t) => {
@@ -237,7 +215,7 @@ t.test('a rename writes exactly one audit activity and advances updated_at', asy
   const res = await api.updateName({ project_id: p.publicId, name: 'After' })
   t.equal(res.statusCode, 200)
 
-  const rows = await activities(p.id)
+  const rows = await projectActivities(db, p.id)
   t.equal(rows.length, 1)
   const activity = rows[0]!
   t.equal(activity.action, 'project_renamed')
@@ -247,33 +225,33 @@ t.test('a rename writes exactly one audit activity and advances updated_at', asy
   t.equal(activity.project_id, p.id)
   t.equal(activity.company_id, company.id)
 
-  const after = await row(p.id)
+  const after = await projectRow(db, p.id)
   t.ok(new Date(after.updated_at as string) > new Date(OLD), 'updated_at advanced')
   t.equal(res.json().project.updated_at, new Date(after.updated_at as string).toISOString(), 'response carries the new updated_at')
 
   const second = await api.updateName({ project_id: p.publicId, name: 'After again' })
   t.equal(second.statusCode, 200)
-  const all = await activities(p.id)
+  const all = await projectActivities(db, p.id)
   t.equal(all.length, 2)
   t.same(all.map((a) => a.content), [{ old_name: 'Before', new_name: 'After' }, { old_name: 'After', new_name: 'After again' }])
 })
 
 t.test('setting the current name again succeeds and records nothing', async (t) => {
   const p = await project({ name: 'Same' })
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
   for (const name of ['Same', ' Same ', '\nSame\t']) {
     const res = await api.updateName({ project_id: p.publicId, name })
     t.equal(res.statusCode, 200, `200 for ${JSON.stringify(name)}`)
     t.equal(res.json().project.name, 'Same')
     t.equal(res.json().project.updated_at, OLD)
   }
-  t.same(await row(p.id), before, 'row untouched, updated_at included')
-  t.equal((await activities(p.id)).length, 0, 'no activity')
+  t.same(await projectRow(db, p.id), before, 'row untouched, updated_at included')
+  t.equal((await projectActivities(db, p.id)).length, 0, 'no activity')
 
   // A change of case is a change.
   const res = await api.updateName({ project_id: p.publicId, name: 'SAME' })
   t.equal(res.statusCode, 200)
-  t.equal((await activities(p.id)).length, 1)
+  t.equal((await projectActivities(db, p.id)).length, 1)
 })
 
 t.test('only the name and updated_at change', async (t) => {
@@ -298,12 +276,12 @@ t.test('only the name and updated_at change', async (t) => {
   await db.insertInto('project_pins').values({ person_id: other.id, project_id: p.id }).execute()
   const pinsBefore = await db.selectFrom('project_pins').selectAll().where('project_id', '=', p.id).orderBy('person_id').execute()
   const contributorsBefore = await db.selectFrom('project_contributors').selectAll().where('project_id', '=', p.id).execute()
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
   const responseBefore = (await api.get(p.publicId)).json().project
 
   const res = await api.updateName({ project_id: p.publicId, name: 'Full row renamed' })
   t.equal(res.statusCode, 200)
-  const after = await row(p.id)
+  const after = await projectRow(db, p.id)
   const { name: n1, updated_at: u1, ...restBefore } = before
   const { name: n2, updated_at: u2, ...restAfter } = after
   t.same(restAfter, restBefore, 'every other column as it was')
@@ -332,32 +310,32 @@ t.test('closed and paused projects can be renamed; archived ones are 404', async
   t.equal(closedRes.json().project.name, 'Closed renamed')
   t.equal(closedRes.json().project.state, 'closed')
   t.equal(closedRes.json().project.status, 'achieved')
-  t.equal((await row(closed.id)).state, 'closed')
+  t.equal((await projectRow(db, closed.id)).state, 'closed')
 
   const paused = await project({ name: 'Paused one', state: 'paused' })
   const pausedRes = await api.updateName({ project_id: paused.publicId, name: 'Paused renamed' })
   t.equal(pausedRes.statusCode, 200)
   t.equal(pausedRes.json().project.state, 'paused')
   t.equal(pausedRes.json().project.status, 'paused')
-  t.equal((await row(paused.id)).name, 'Paused renamed')
+  t.equal((await projectRow(db, paused.id)).name, 'Paused renamed')
 
   const archived = await project({ name: 'Archived one', archived: true })
-  const before = await row(archived.id)
+  const before = await projectRow(db, archived.id)
   for (const id of [archived.publicId, archived.id]) {
     const res = await api.updateName({ project_id: id, name: 'Archived renamed' })
     t.equal(res.statusCode, 404)
     t.match(res.json(), { statusCode: 404, error: 'Not Found', code: 'not_found' })
   }
-  t.same(await row(archived.id), before)
-  t.equal((await activities(archived.id)).length, 0)
+  t.same(await projectRow(db, archived.id), before)
+  t.equal((await projectActivities(db, archived.id)).length, 0)
 })
 
 t.test('a read-only token may not rename', async (t) => {
   const p = await project({ name: 'Read only' })
-  const before = await row(p.id)
+  const before = await projectRow(db, p.id)
   const readOnly = await tokenFor(db, champion.email, { readOnly: true })
   const res = await client(app, readOnly.token).updateName({ project_id: p.publicId, name: 'Nope' })
   t.equal(res.statusCode, 403)
   t.equal(res.json().code, 'read_only_token')
-  t.same(await row(p.id), before)
+  t.same(await projectRow(db, p.id), before)
 })
