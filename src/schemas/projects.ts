@@ -186,4 +186,12 @@ export const UpdateDescriptionBodySchema = Type.Object({
   description: Type.String({ description: 'JSON text (any JSON value but null), at most 512 KiB and 64 levels deep' })
 }, strict)
 
-export const GetProjectQuerySchema = Type.Object({ id: ProjectIdField }, strict)
+// Operately's clients may ask for parts of the project with include_* flags; the
+// whole project is always returned, so the flags are accepted and change nothing.
+// Any other parameter is refused.
+export const GetProjectQuerySchema = Type.Object({ id: ProjectIdField }, {
+  ...strict,
+  patternProperties: {
+    '^include_[a-z0-9_]+$': Type.Enum(['true', 'false'], { description: 'Accepted for compatibility; ignored' })
+  }
+})

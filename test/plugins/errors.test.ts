@@ -308,6 +308,14 @@ t.test('validation details name the field and never coerce', async (t) => {
   body = assertError(t, await get(`?id=${project.publicId}&foo=1`), 400, 'invalid_input', true)
   t.strictSame(body.details, [{ path: '/foo', message: 'is not allowed' }])
 
+  // Operately's include_* flags are accepted (the whole project always comes back)...
+  const included = await get(`?id=${project.publicId}&include_milestones=true&include_contributors=false`)
+  t.equal(included.statusCode, 200)
+  t.equal(Object.keys(included.json().project).length, 38)
+  // ...as booleans only.
+  body = assertError(t, await get(`?id=${project.publicId}&include_milestones=yes`), 400, 'invalid_input', true)
+  t.strictSame(body.details?.map((d) => d.path), ['/include_milestones'])
+
   body = assertError(t, await get(`?id=${project.publicId}&id=${project.publicId}`), 400, 'invalid_input', true)
   t.strictSame(body.details?.map((d) => d.path), ['/id'])
 
