@@ -1,6 +1,6 @@
 // The Kysely instance: real PostgreSQL through `pg` when a URL is given, else an
 // embedded PGlite (in memory, or persisted under a data directory).
-import { Kysely, PostgresDialect, type LogConfig } from 'kysely'
+import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
@@ -98,7 +98,11 @@ export async function createDb (options: DbOptions): Promise<Db> {
   pglite.close = async () => {
     try { await close() } finally { release() }
   }
-  return new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
+  // Kysely closes a driver only once it has been used: use it now, so that
+  // destroy() always closes PGlite and releases the lock.
+  await sql`SELECT 1`.execute(db)
+  return db
 }
 
 /** The database options the environment asks for. */
