@@ -157,7 +157,7 @@ async function migrate (db: Db): Promise<void> {
 }
 
 async function seed (db: Db, config: Config, json: boolean): Promise<void> {
-  const [{ migrateToLatest }, { loadDemo }] = await Promise.all([import('./db/migrate.js'), import('./db/demo.js')])
+  const [{ migrateToLatest }, { loadDemo }, { localBaseUrl }] = await Promise.all([import('./db/migrate.js'), import('./db/demo.js'), import('./config.js')])
   // Logs only: stdout carries the one JSON object.
   for (const migration of await migrateToLatest(db)) log(`applied ${migration}`)
   const { created, projects, tokens } = await loadDemo(db)
@@ -176,8 +176,7 @@ async function seed (db: Db, config: Config, json: boolean): Promise<void> {
   const token = tokens['alice@acme.test']?.write
   const project = projects['Website Redesign']
   if (token && project) {
-    const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
-    const base = `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`
+    const base = localBaseUrl(config)
     out('\nTry (with the server running):')
     out(`  curl -s -H 'Authorization: Bearer ${token}' '${base}/api/external/v1/projects/get?id=${project}'`)
   }

@@ -36,3 +36,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   }
   return config as Config
 }
+
+/** The URL a client on this machine uses to reach the server (wildcard hosts mean loopback). */
+export function localBaseUrl (config: Pick<Config, 'HOST' | 'PORT'>): string {
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`
+}

@@ -2,7 +2,7 @@
 // and close cleanly on SIGINT/SIGTERM.
 import Fastify from 'fastify'
 import app, { appOptions } from './app.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { ConfigError, loadConfig, localBaseUrl, type Config } from './config.js'
 import { createDb, dbOptions, type Db } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
 import { isEmpty, loadDemo } from './db/demo.js'
@@ -16,8 +16,7 @@ async function prepareDatabase (config: Config, db: Db): Promise<string | null> 
   const demo = await loadDemo(db)
   const token = demo.tokens['alice@acme.test']?.write
   const projectId = demo.projects['Website Redesign']
-  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
-  const base = `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`
+  const base = localBaseUrl(config)
   return [
     `Loaded the demo data into ${config.DATA_DIR}. Rename a project as alice@acme.test:`,
     '',

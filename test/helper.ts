@@ -79,7 +79,7 @@ export async function createProject (db: Db, space: { id: string }, options: {
     space_access: options.access?.space ?? 0,
     state,
     success_status: state === 'closed' ? 'achieved' : null,
-    closed_at: state === 'closed' ? sql<Date>`now()` as unknown as Date : null,
+    closed_at: state === 'closed' ? new Date() : null,
     archived_at: options.archived ? new Date() : null,
     timeframe_start_type: null,
     timeframe_start_value: null,
