@@ -10,7 +10,15 @@ export const ConfigSchema = Type.Object({
   DB_POOL_SIZE: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Connections per process' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 1, description: 'Longest a statement may run' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest to wait for a connection' }),
-  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' })
+  BODY_LIMIT_BYTES: Type.Integer({ default: 1048576, minimum: 1024, maximum: 67108864, description: 'Largest request body accepted; larger gets 413' }),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'Least severe log level written' }),
+  LOG_PRETTY: Type.Optional(Type.Boolean({ description: 'Human-readable logs; default: on when stdout is a terminal and NODE_ENV is not production' })),
+  NODE_ENV: Type.String({ default: 'development', description: 'production turns off pretty logs' }),
+  RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 0, description: 'Requests per token (or per address without one) in each window; 0 turns the limit off' }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60000, minimum: 1000, description: 'Length of the rate-limit window' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL; with it all instances share one rate-limit budget' })),
+  TRUST_PROXY: Type.String({ default: 'false', description: 'Proxies whose X-Forwarded-For is believed: false, true, a hop count, or comma-separated addresses/CIDRs' }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Longest a shutdown waits for requests in flight before it exits' })
 })
 
 export type Config = Static<typeof ConfigSchema>
