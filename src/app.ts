@@ -1,27 +1,80 @@
 // The application: a Fastify plugin that never listens. The server and the tests
 // build it with the same options, so tests run what production runs.
+import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
-import type { FastifyServerOptions } from 'fastify'
+import type { FastifyServerOptions, RawRequestDefaultExpression } from 'fastify'
+import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import { ErrorSchema } from './schemas/common.js'
 import dbPlugin from './plugins/db.js'
+import security from './plugins/security.js'
+import swagger from './plugins/swagger.js'
 import jsonBody from './plugins/json-body.js'
 import errors from './plugins/errors.js'
+import rateLimit from './plugins/rate-limit.js'
 import auth from './plugins/auth.js'
+import health from './routes/health/index.js'
 import projects from './routes/projects/index.js'
 
-export const BODY_LIMIT = 1024 * 1024
+// A caller's X-Request-Id is kept when it is a plain, short identifier; anything
+// else (too long, spaces, control characters) is replaced rather than logged.
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
 
-export function appOptions (config: Pick<Config, 'LOG_LEVEL'>): FastifyServerOptions {
+function requestId (request: RawRequestDefaultExpression): string {
+  const given = request.headers['x-request-id']
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+}
+
+// A token belongs in the Authorization header, but a client may still put one in
+// a URL; the logged URL never carries it.
+const TOKEN_IN_TEXT = /pat_[A-Za-z0-9_-]+/g
+
+export function redactTokens (text: string): string {
+  return text.replace(TOKEN_IN_TEXT, 'pat_[redacted]')
+}
+
+function trustProxy (value: string): boolean | number | string[] {
+  if (value === 'true' || value === 'false') return value === 'true'
+  if (/^\d+$/.test(value)) return Number(value)
+  return value.split(',').map((entry) => entry.trim()).filter(Boolean)
+}
+
+function prettyLogs (config: Config): boolean {
+  const wanted = config.LOG_PRETTY ?? (process.stdout.isTTY === true && config.NODE_ENV !== 'production')
+  if (!wanted) return false
+  try {
+    import.meta.resolve('pino-pretty') // a development dependency: absent from production images
+    return true
+  } catch {
+    return false
+  }
+}
+
+export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyServerOptions {
+  const pretty = options.logStream === undefined && prettyLogs(config)
   return {
     logger: {
       level: config.LOG_LEVEL,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' }
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      serializers: {
+        req: (req) => ({
+          method: req.method,
+          url: redactTokens(req.url),
+          remoteAddress: req.ip,
+          userAgent: req.headers?.['user-agent']
+        })
+      },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+      ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
     },
-    bodyLimit: BODY_LIMIT,
-    requestIdHeader: 'x-request-id',
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    genReqId: requestId,
+    requestIdHeader: false,
+    requestIdLogLabel: 'reqId',
+    // Fastify takes a hop count too, though its type does not say so.
+    trustProxy: trustProxy(config.TRUST_PROXY) as FastifyServerOptions['trustProxy'],
     return503OnClosing: true,
     ajv: {
       // The contract forbids silently rewriting input: no stripping, no coercion.
@@ -32,14 +85,19 @@ export function appOptions (config: Pick<Config, 'LOG_LEVEL'>): FastifyServerOpt
 
 export interface AppOptions {
   db: Db
+  config: Config
 }
 
-export default fp<AppOptions>(async (fastify, { db }) => {
+export default fp<AppOptions>(async (fastify, { db, config }) => {
   fastify.addSchema(ErrorSchema)
   await fastify.register(sensible)
   await fastify.register(dbPlugin, { db })
+  await fastify.register(security)
+  await fastify.register(swagger)
   await fastify.register(jsonBody)
   await fastify.register(errors)
+  await fastify.register(rateLimit, { max: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS, redisUrl: config.REDIS_URL })
   await fastify.register(auth)
+  await fastify.register(health, { prefix: '/health' })
   await fastify.register(projects, { prefix: '/api/external/v1/projects' })
 }, { name: 'app' })

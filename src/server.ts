@@ -1,6 +1,7 @@
 // Process entry: read the configuration, open and migrate the database, listen,
-// and close cleanly on SIGINT/SIGTERM.
+// and close gracefully on SIGINT/SIGTERM.
 import Fastify from 'fastify'
+import closeWithGrace from 'close-with-grace'
 import app, { appOptions } from './app.js'
 import { ConfigError, loadConfig, localBaseUrl, type Config } from './config.js'
 import { createDb, dbOptions, type Db } from './db/index.js'
@@ -43,19 +44,16 @@ async function main (): Promise<void> {
   const db = await createDb(dbOptions(config))
   const hint = await prepareDatabase(config, db)
   const server = Fastify(appOptions(config))
-  await server.register(app, { db })
+  await server.register(app, { db, config })
 
-  let closing = false
-  const close = async (signal: string) => {
-    if (closing) return
-    closing = true
-    server.log.info({ signal }, 'shutting down')
+  // On SIGTERM/SIGINT: stop accepting, let the requests in flight finish, close
+  // the pool, exit 0. Past the deadline (or on a crash) exit 1.
+  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: server.log }, async ({ signal, err }) => {
+    if (err) server.log.error({ err }, 'shutting down after an unexpected error')
+    else server.log.info({ signal }, 'shutting down')
     await server.close()
     await db.destroy()
-    process.exit(0)
-  }
-  process.once('SIGINT', () => { void close('SIGINT') })
-  process.once('SIGTERM', () => { void close('SIGTERM') })
+  })
 
   await server.listen({ host: config.HOST, port: config.PORT })
   if (hint) process.stdout.write(`\n${hint}\n`)

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import { sql } from 'kysely'
 import type { Test } from 'tap'
 import app, { appOptions } from '../src/app.js'
+import { loadConfig, type Config } from '../src/config.js'
 import type { Db } from '../src/db/index.js'
 import { createToken } from '../src/db/tokens.js'
 import type { AccessLevel, ContributorRole } from '../src/db/types.js'
@@ -18,10 +19,19 @@ export interface TestContext {
   url: string | undefined
 }
 
-export async function build (t: Teardown): Promise<TestContext> {
+/**
+ * The configuration a test app runs with: the defaults, logs off, and no rate
+ * limit (tests that are about the limit turn it on).
+ */
+export function testConfig (env: Record<string, string> = {}): Config {
+  return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', ...env })
+}
+
+export async function build (t: Teardown, options: { env?: Record<string, string> } = {}): Promise<TestContext> {
   const database = await createTestDatabase()
-  const server = Fastify(appOptions({ LOG_LEVEL: 'silent' }))
-  await server.register(app, { db: database.db })
+  const config = testConfig(options.env)
+  const server = Fastify(appOptions(config))
+  await server.register(app, { db: database.db, config })
   await server.ready()
   t.teardown(async () => {
     await server.close()

@@ -14,6 +14,12 @@ export function migrator (db: Kysely<any>): Migrator {
   })
 }
 
+/** The names of the migrations this build ships with, oldest first. */
+export async function expectedMigrations (): Promise<string[]> {
+  const provider = new FileMigrationProvider({ fs, path, migrationFolder })
+  return Object.keys(await provider.getMigrations()).sort()
+}
+
 /** Brings the schema up to date; returns the names of the migrations it applied. */
 export async function migrateToLatest (db: Kysely<any>): Promise<string[]> {
   const { error, results } = await migrator(db).migrateToLatest()

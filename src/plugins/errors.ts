@@ -62,14 +62,20 @@ const BY_STATUS: Record<number, ErrorCode> = {
   503: 'unavailable'
 }
 
-export function toApiError (error: FastifyError): ApiError {
+function describeBytes (bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`
+  return `${bytes} bytes`
+}
+
+export function toApiError (error: FastifyError, bodyLimit = 1024 * 1024): ApiError {
   if (error instanceof ApiError) return error
   if (error.validation) return fromValidation(error.validation as AjvError[], error.validationContext)
   const database = fromDatabase(error)
   if (database) return database
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) {
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'payload_too_large', 'body is larger than 1 MiB')
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'payload_too_large', `body is larger than ${describeBytes(bodyLimit)}`)
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'unsupported_media_type', 'body must be application/json')
     return new ApiError(status, BY_STATUS[status] ?? 'invalid_input', error.message)
   }
@@ -83,7 +89,7 @@ function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): str
 
 export default fp(async (fastify) => {
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error)
+    const apiError = toApiError(error, fastify.initialConfig.bodyLimit)
     if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ code: apiError.code, statusCode: apiError.statusCode }, apiError.message)
     return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body())

@@ -4,15 +4,16 @@ import Fastify from 'fastify'
 import t from 'tap'
 import app, { appOptions } from '../../src/app.js'
 import { createDb } from '../../src/db/index.js'
-import { build } from '../helper.js'
+import { build, testConfig } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'
 
 t.test('an unreachable database is 503 unavailable with Retry-After, for every operation', async (t) => {
   // Port 1 on loopback: nothing listens there, so connections are refused at once.
   const db = await createDb({ url: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMs: 2000 })
-  const server = Fastify(appOptions({ LOG_LEVEL: 'silent' }))
-  await server.register(app, { db })
+  const config = testConfig()
+  const server = Fastify(appOptions(config))
+  await server.register(app, { db, config })
   t.teardown(async () => {
     await server.close()
     await db.destroy()
@@ -41,11 +42,9 @@ t.test('an unreachable database is 503 unavailable with Retry-After, for every o
 t.test('a bug is a 500 internal with a generic message, logged with the request id', async (t) => {
   const { db } = await build(t)
   const lines: string[] = []
-  const logged = Fastify({
-    ...appOptions({ LOG_LEVEL: 'info' }),
-    logger: { level: 'error', stream: { write: (line: string) => { lines.push(line) } } }
-  })
-  await logged.register(app, { db })
+  const config = testConfig({ LOG_LEVEL: 'error' })
+  const logged = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(line) } } }))
+  await logged.register(app, { db, config })
   logged.get('/boom', async () => {
     throw new Error('relation "secret_table" does not exist: SELECT * FROM secret_table')
   })

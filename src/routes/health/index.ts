@@ -1,0 +1,65 @@
+// /health/live and /health/ready: for orchestrators and load balancers. No token,
+// no rate limit, and each costs at most one short query.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import Type from 'typebox'
+import { sql } from 'kysely'
+import { ApiError } from '../../errors.js'
+import { ErrorRef } from '../../schemas/common.js'
+import { expectedMigrations } from '../../db/migrate.js'
+
+/** A readiness probe that waits longer than this has its answer already: not ready. */
+const READY_TIMEOUT_MS = 2000
+
+const LiveSchema = Type.Object({ status: Type.Literal('live') })
+const ReadySchema = Type.Object({
+  status: Type.Literal('ready'),
+  migration: Type.String({ description: 'The newest migration applied' })
+})
+
+function notReady (message: string): ApiError {
+  return new ApiError(503, 'unavailable', message, undefined, { 'retry-after': '1' })
+}
+
+const health: FastifyPluginAsyncTypebox = async (fastify) => {
+  // Known once at start: the migrations this build ships with.
+  const latest = (await expectedMigrations()).at(-1) ?? null
+
+  fastify.get('/live', {
+    config: { rateLimit: false },
+    schema: { summary: 'The process is up', tags: ['health'], security: [], response: { 200: LiveSchema } }
+  }, async () => ({ status: 'live' as const }))
+
+  fastify.get('/ready', {
+    config: { rateLimit: false },
+    schema: {
+      summary: 'The database is reachable and its schema is current',
+      tags: ['health'],
+      security: [],
+      response: { 200: ReadySchema, 503: ErrorRef }
+    }
+  }, async () => {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(notReady('the database did not answer in time')), READY_TIMEOUT_MS)
+    })
+    try {
+      const applied = await Promise.race([
+        sql<{ name: string }>`SELECT max(name) AS name FROM kysely_migration`.execute(fastify.db),
+        timeout
+      ])
+      const migration = applied.rows[0]?.name ?? null
+      if (migration !== latest) throw notReady(`the database schema is at ${migration ?? 'nothing'}, not ${latest ?? 'nothing'}; run the migrations`)
+      return { status: 'ready' as const, migration }
+    } catch (error) {
+      if (error instanceof ApiError) throw error
+      // A missing migration table (42P01) is a database not yet migrated.
+      if ((error as { code?: string }).code === '42P01') throw notReady('the database has not been migrated; run the migrations')
+      fastify.log.warn({ err: error }, 'readiness check failed')
+      throw notReady('the database is unavailable')
+    } finally {
+      clearTimeout(timer)
+    }
+  })
+}
+
+export default health
