@@ -72,7 +72,6 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: requestId,
     requestIdHeader: false,
-    requestIdLogLabel: 'reqId',
     // Fastify takes a hop count too, though its type does not say so.
     trustProxy: trustProxy(config.TRUST_PROXY) as FastifyServerOptions['trustProxy'],
     return503OnClosing: true,

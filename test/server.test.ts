@@ -5,6 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
+import { promisify } from 'node:util'
+import { execFile } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -30,8 +32,8 @@ async function freePort (): Promise<number> {
 interface Started { child: ChildProcess, output: () => string }
 
 /** Starts the server and waits until it listens (or gives up). */
-async function start (env: NodeJS.ProcessEnv, port: number): Promise<Started> {
-  const child = spawn(process.execPath, ['--import=tsx', 'src/server.ts'], {
+async function start (env: NodeJS.ProcessEnv, port: number, entry = ['--import=tsx', 'src/server.ts']): Promise<Started> {
+  const child = spawn(process.execPath, entry, {
     cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }
   })
   let output = ''
@@ -117,4 +119,26 @@ t.test('a bad setting stops the server with a message naming it', async (t) => {
   const code = await new Promise((resolve) => child.once('exit', resolve))
   t.equal(code, 2)
   t.match(stderr, /PORT="eighty": must be integer/)
+})
+
+t.test('the production build (npm run build) starts and answers', async (t) => {
+  await promisify(execFile)('npm', ['run', 'build'], { cwd: root })
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'server-build-test-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  const port = await freePort()
+  const server = await start({ DATABASE_URL: '', DATA_DIR: dataDir, NODE_ENV: 'production' }, port, ['dist/src/server.js'])
+  const base = `http://127.0.0.1:${port}`
+
+  const ready = await fetch(`${base}/health/ready`)
+  t.equal(ready.status, 200)
+  t.match(await ready.json(), { status: 'ready', migration: /^\d{14}_/ })
+
+  const token = /Bearer (pat_[A-Za-z0-9_-]+)/.exec(server.output())?.[1]
+  const res = await fetch(`${base}/api/external/v1/projects/get?id=website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh`, {
+    headers: { authorization: `Bearer ${token}` }
+  })
+  t.equal(res.status, 200)
+  t.equal((await res.json() as { project: { name: string } }).project.name, 'Website Redesign')
+  t.match(server.output(), /"msg":"Server listening/, 'production logs are JSON lines')
+  t.equal(await stop(server.child), 0)
 })

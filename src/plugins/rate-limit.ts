@@ -45,7 +45,7 @@ export default fp<RateLimitOptions>(async (fastify, options) => {
     fastify.addHook('onClose', async () => { redis?.disconnect() })
   }
   await fastify.register(rateLimit, {
-    global: true,
+    global: false,
     max: options.max,
     timeWindow: options.windowMs,
     keyGenerator: keyOf,
@@ -55,5 +55,12 @@ export default fp<RateLimitOptions>(async (fastify, options) => {
     errorResponseBuilder: (_request, context) => new ApiError(
       429, 'rate_limited', `too many requests; retry in ${Math.ceil(context.ttl / 1000)} s`
     )
+  })
+  // One hook for the whole app, ahead of authentication: a flood of bad tokens is
+  // refused before it costs a database lookup. Routes opt out with rateLimit: false.
+  const limit = fastify.rateLimit()
+  fastify.addHook('onRequest', async function (request, reply) {
+    if (request.routeOptions.config.rateLimit === false) return
+    await limit.call(this, request, reply)
   })
 }, { name: 'rate-limit', dependencies: ['errors'] })
