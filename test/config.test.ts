@@ -1,0 +1,63 @@
+// The environment as one schema: defaults, conversions, one clear line per bad
+// variable, and .env.example documenting exactly the variables the schema knows.
+import { readFile } from 'node:fs/promises'
+import t from 'tap'
+import { ConfigError, ConfigSchema, loadConfig, localBaseUrl } from '../src/config.js'
+
+t.test('defaults', async (t) => {
+  const config = loadConfig({})
+  t.match(config, {
+    HOST: '127.0.0.1',
+    PORT: 3000,
+    DATA_DIR: './.data',
+    DB_POOL_SIZE: 10,
+    BODY_LIMIT_BYTES: 1048576,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_MAX: 600,
+    RATE_LIMIT_WINDOW_MS: 60000,
+    TRUST_PROXY: 'false',
+    SHUTDOWN_TIMEOUT_MS: 10000
+  })
+  t.equal(config.DATABASE_URL, undefined)
+  t.equal(config.REDIS_URL, undefined)
+})
+
+t.test('values are converted from their text', async (t) => {
+  const config = loadConfig({ PORT: '8080', LOG_PRETTY: 'false', RATE_LIMIT_MAX: '0', DATABASE_URL: 'postgresql://u@h/db', REDIS_URL: 'redis://h:6379' })
+  t.equal(config.PORT, 8080)
+  t.equal(config.LOG_PRETTY, false)
+  t.equal(config.RATE_LIMIT_MAX, 0)
+  t.equal(config.DATABASE_URL, 'postgresql://u@h/db')
+  t.equal(config.REDIS_URL, 'redis://h:6379')
+  t.equal(loadConfig({ DATABASE_URL: '' }).DATABASE_URL, undefined, 'empty means unset')
+})
+
+t.test('each bad variable is named once, with its value', async (t) => {
+  const error = t.throws(() => loadConfig({
+    PORT: '70000', DB_POOL_SIZE: 'ten', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', REDIS_URL: 'http://x', BODY_LIMIT_BYTES: '1.5'
+  })) as ConfigError
+  t.ok(error instanceof ConfigError)
+  const lines = error.message.split('\n').slice(1).map((line) => line.trim())
+  t.same(lines.map((line) => line.split('=')[0]).sort(), ['BODY_LIMIT_BYTES', 'DATABASE_URL', 'DB_POOL_SIZE', 'LOG_LEVEL', 'PORT', 'REDIS_URL'])
+  t.match(error.message, /PORT="70000": /)
+  t.match(error.message, /DB_POOL_SIZE="ten": /)
+})
+
+t.test('.env.example documents every variable, and only those', async (t) => {
+  const text = await readFile(new URL('../.env.example', import.meta.url), 'utf8')
+  const documented = [...text.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]).sort()
+  t.same(documented, Object.keys(ConfigSchema.properties).sort())
+  // The values shown are the defaults.
+  const example: Record<string, string> = {}
+  for (const m of text.matchAll(/^([A-Z][A-Z0-9_]*)=(.*)$/gm)) example[m[1]!] = m[2]!
+  const defaults = loadConfig({}) as Record<string, unknown>
+  for (const [key, value] of Object.entries(example)) {
+    if (value === '') t.equal(defaults[key], undefined, `${key} has no default`)
+    else t.equal(String(defaults[key]), value, `${key} shows its default`)
+  }
+})
+
+t.test('localBaseUrl turns wildcard hosts into loopback', async (t) => {
+  t.equal(localBaseUrl({ HOST: '0.0.0.0', PORT: 3000 }), 'http://127.0.0.1:3000')
+  t.equal(localBaseUrl({ HOST: '::1', PORT: 3000 }), 'http://[::1]:3000')
+})
