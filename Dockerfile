@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# The projects API as a production image: compiled JavaScript, production
+# dependencies only, a non-root user and a health check.
+#   docker build -t projects-api .
+#   docker run -e DATABASE_URL=postgres://... -p 3000:3000 projects-api
+
+ARG NODE_VERSION=20
+
+# 1. Compile TypeScript to dist/ with the full (dev) dependency set.
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# The postinstall step prepares the test runner; an image has no use for it.
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY migrations ./migrations
+RUN npm run build
+
+# 2. Production dependencies only.
+FROM node:${NODE_VERSION}-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+# 3. The runtime: node, node_modules and dist/, owned by root, run as `node`.
+FROM node:${NODE_VERSION}-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    DATA_DIR=/var/lib/projects-api
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+# Only the embedded database (no DATABASE_URL) writes to disk.
+RUN mkdir -p "$DATA_DIR" && chown node:node "$DATA_DIR"
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# SIGTERM (docker stop) starts a graceful shutdown: requests in flight finish,
+# then the pool closes and the process exits 0.
+CMD ["node", "dist/src/server.js"]
