@@ -3,6 +3,7 @@
 // when Docker is there, else an in-memory PGlite.
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import type { LogConfig } from 'kysely'
 import pg from 'pg'
 import { createDb, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
@@ -39,7 +40,8 @@ async function containerUrl (): Promise<{ url: string, stop: () => Promise<unkno
 
 let container: Promise<{ url: string, stop: () => Promise<unknown> } | null> | undefined
 
-export async function createTestDatabase (): Promise<TestDatabase> {
+/** `log` is Kysely's: a test can watch every statement the app sends. */
+export async function createTestDatabase (options: { log?: LogConfig } = {}): Promise<TestDatabase> {
   let serverUrl = process.env.DATABASE_URL
   let stop: (() => Promise<unknown>) | undefined
   if (!serverUrl && process.env.TEST_NO_CONTAINERS !== '1') {
@@ -49,7 +51,7 @@ export async function createTestDatabase (): Promise<TestDatabase> {
   }
 
   if (!serverUrl) {
-    const db = await createDb({})
+    const db = await createDb({ log: options.log })
     await migrateToLatest(db)
     return { db, url: undefined, close: () => db.destroy() }
   }
@@ -58,7 +60,7 @@ export async function createTestDatabase (): Promise<TestDatabase> {
   await withAdmin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
-  const db = await createDb({ url: url.toString(), poolSize: 20 })
+  const db = await createDb({ url: url.toString(), poolSize: 20, log: options.log })
   await migrateToLatest(db)
   return {
     db,

@@ -1,7 +1,7 @@
 // Builds the app exactly as the server does, on a fresh database this test file
 // owns, plus small builders for the rows a test needs.
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
-import { sql } from 'kysely'
+import { sql, type LogConfig } from 'kysely'
 import type { Test } from 'tap'
 import app, { appOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
@@ -27,8 +27,8 @@ export function testConfig (env: Record<string, string> = {}): Config {
   return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', ...env })
 }
 
-export async function build (t: Teardown, options: { env?: Record<string, string> } = {}): Promise<TestContext> {
-  const database = await createTestDatabase()
+export async function build (t: Teardown, options: { env?: Record<string, string>, log?: LogConfig } = {}): Promise<TestContext> {
+  const database = await createTestDatabase({ log: options.log })
   const config = testConfig(options.env)
   const server = Fastify(appOptions(config))
   await server.register(app, { db: database.db, config })

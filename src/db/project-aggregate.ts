@@ -1,9 +1,12 @@
 // The Project object of the external API, assembled in one query with Postgres
-// JSON aggregation and shaped for the person who asks.
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
+// JSON aggregation and shaped for the person who asks. One selection serves
+// projects/get (reading the projects table) and the mutations (reading the row
+// their own statement has just written).
+import { sql, type AliasedRawBuilder, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel } from './access.js'
-import type { Database } from './types.js'
+import { prepare } from './prepared.js'
+import type { Database, ProjectsTable } from './types.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Person, Project } from '../schemas/projects.js'
 
@@ -34,21 +37,36 @@ function timeframeColumns<A extends 'p' | 'g'> (alias: A) {
   ] as const
 }
 
-function query (db: Kysely<Database>, projectId: string, personId: string) {
-  return db.selectFrom('projects as p')
-    .innerJoin('spaces as s', 's.id', 'p.space_id')
-    .innerJoinLateral((eb) => eb.selectFrom('people as me')
-      .where('me.id', '=', personId)
-      .select(accessLevel.as('level'))
-      .as('acc'), (join) => join.onTrue())
-    .where('p.id', '=', projectId)
-    .where('acc.level', '>=', ACCESS.view)
+/** A project row, read by the aggregate from the table or from a CTE of the same shape. */
+export type ProjectRow = Selectable<ProjectsTable>
+
+/** Where the aggregate reads the project's own columns, always aliased `p`. */
+export type ProjectSource = AliasedRawBuilder<ProjectRow, 'p'>
+
+/** `name` must be the projects table or a CTE that selects all of its columns. */
+export function projectSource (name: string): ProjectSource {
+  return sql<ProjectRow>`${sql.table(name)}`.as('p')
+}
+
+const PROJECTS = projectSource('projects')
+
+/**
+ * The whole aggregate of the project row in `source`, for this person, minus the
+ * access level (each caller knows it already). Child rows come from the statement's
+ * snapshot; the project's own columns from `source`, so a mutation can pass the row
+ * it has just written.
+ */
+export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: string) {
+  return db.selectFrom(source)
     .select((eb) => [
-      'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id', 's.name as space_name',
+      'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id',
+      // A subquery, not a join: joining spaces to a mutation's CTE row, the planner
+      // chose to scan every space.
+      eb.selectFrom('spaces as s').select('s.name').whereRef('s.id', '=', 'p.space_id').$asScalar().$notNull().as('space_name'),
       'p.public_access', 'p.company_access', 'p.space_access',
       'p.archived_at', 'p.closed_at', 'p.inserted_at', 'p.updated_at',
       'p.next_check_in_scheduled_at', 'p.next_update_scheduled_at',
-      'p.state', 'p.success_status', 'acc.level',
+      'p.state', 'p.success_status',
       sql<string>`p.tasks_kanban_state::text`.as('tasks_kanban_state'),
       ...timeframeColumns('p'),
       sql<boolean>`p.state = 'active' AND p.next_check_in_scheduled_at < now() - interval '3 days'`.as('is_outdated'),
@@ -108,7 +126,9 @@ function query (db: Kysely<Database>, projectId: string, personId: string) {
       jsonArrayFrom(eb.selectFrom('notifications as n')
         .whereRef('n.project_id', '=', 'p.id')
         .where('n.person_id', '=', personId)
-        .where('n.read', '=', false)
+        // A literal, not a parameter: any plan, generic ones too, can then use the
+        // partial index of unread notifications.
+        .where('n.read', '=', sql.lit(false))
         .select(['n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at'])
         .orderBy('n.inserted_at', 'desc').orderBy('n.id')).as('notifications'),
 
@@ -133,11 +153,21 @@ function query (db: Kysely<Database>, projectId: string, personId: string) {
     ])
 }
 
-type Row = NonNullable<Awaited<ReturnType<ReturnType<typeof query>['executeTakeFirst']>>>
+export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectAggregate>['executeTakeFirst']>>>
+
+const FIND_PROJECT = prepare(['projectId', 'personId'], (db, { projectId, personId }) =>
+  projectAggregate(db, PROJECTS, personId)
+    .innerJoinLateral((eb) => eb.selectFrom('people as me')
+      .where('me.id', '=', personId)
+      .select(accessLevel.as('level'))
+      .as('acc'), (join) => join.onTrue())
+    .where('p.id', '=', projectId)
+    .where('acc.level', '>=', ACCESS.view)
+    .select('acc.level'))
 
 /** The project as this person sees it, or null when it does not exist or they cannot see it. */
 export async function findProject (db: Kysely<Database>, projectId: string, personId: string): Promise<Project | null> {
-  const row = await query(db, projectId, personId).executeTakeFirst()
+  const { rows: [row] } = await db.executeQuery(FIND_PROJECT({ projectId, personId }))
   return row ? toProject(row) : null
 }
 
@@ -174,7 +204,8 @@ function privacy (levels: { public_access: number, company_access: number, space
   return 'secret'
 }
 
-function toProject (row: Row): Project {
+/** The API's Project from an aggregate row and the person's access level. */
+export function toProject (row: AggregateRow & { level: number }): Project {
   const milestones = row.milestones.map((m) => ({
     id: shortId(m.id),
     title: m.title,

@@ -1,0 +1,243 @@
+// How many statements each request sends to the database: a mutation is the token
+// lookup plus one statement, a get the token lookup plus one query, however many
+// milestones, contributors, subscribers or check-ins the project has.
+import t from 'tap'
+import { sql, type LogEvent } from 'kysely'
+import type { LightMyRequestResponse } from 'fastify'
+import { shortId } from '../../src/ids.js'
+import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../helper.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+const statements: string[] = []
+const { app, db, url } = await build(t, {
+  log: (event: LogEvent) => { statements.push(event.query.sql) }
+})
+
+/** The response and the statements sent while the app answered it. */
+async function counted (request: () => Promise<LightMyRequestResponse>) {
+  statements.length = 0
+  const res = await request()
+  return { res, sql: [...statements] }
+}
+
+const OLD = '2020-01-02T03:04:05.678Z'
+const at = (iso: string) => new Date(iso)
+
+const company = await createCompany(db)
+const champion = await createPerson(db, company.id, { fullName: 'Chris Champion' })
+const viewer = await createPerson(db, company.id, { fullName: 'Vera Viewer' })
+const outsider = await createPerson(db, (await createCompany(db)).id)
+const space = await createSpace(db, company.id, [champion.id])
+const api = {
+  champion: client(app, (await tokenFor(db, champion.email)).token),
+  viewer: client(app, (await tokenFor(db, viewer.email)).token),
+  outsider: client(app, (await tokenFor(db, outsider.email)).token)
+}
+
+/** Company members may view, not edit; the champion edits; other companies see nothing. */
+async function smallProject () {
+  const p = await createProject(db, space, { name: 'Small', access: { company: 10 } })
+  await addContributor(db, p.id, champion.id, 'champion')
+  await db.updateTable('projects').set({ updated_at: OLD }).where('id', '=', p.id).execute()
+  return { ...p, description: null }
+}
+
+const LARGE_DESCRIPTION = '{"type":"doc","content":[]}'
+const MILESTONES = 200
+const CONTRIBUTORS = 100
+
+/** The same access, and something in every part of the aggregate, much of it. */
+async function largeProject () {
+  const p = await createProject(db, space, { name: 'Large', description: LARGE_DESCRIPTION, access: { company: 10 } })
+  await addContributor(db, p.id, champion.id, 'champion')
+  const people = await db.insertInto('people').values(Array.from({ length: CONTRIBUTORS }, (_, i) => ({
+    company_id: company.id,
+    email: `large-${i}-${process.pid}@example.test`,
+    full_name: `Contributor ${String(i).padStart(3, '0')}`,
+    title: i % 2 === 0 ? 'Engineer' : null,
+    avatar_url: null
+  }))).returning('id').execute()
+  await db.insertInto('project_contributors').values(people.map((person, i) => ({
+    project_id: p.id, person_id: person.id, role: i === 0 ? 'reviewer' as const : 'contributor' as const,
+    responsibility: i % 3 === 0 ? 'Design' : null, access_level: i === 0 ? null : 40 as const
+  }))).execute()
+
+  const milestones = await db.insertInto('project_milestones').values(Array.from({ length: MILESTONES }, (_, i) => ({
+    project_id: p.id,
+    title: `Milestone ${i}`,
+    status: i % 4 === 0 ? 'done' as const : 'pending' as const,
+    due_date: `2027-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`,
+    inserted_at: at(`2026-01-01T00:00:00.${String(i).padStart(3, '0')}Z`)
+  }))).returning('id').execute()
+  const ordering = milestones.map((m) => m.id).reverse()
+
+  const goal = await db.insertInto('goals').values({
+    company_id: company.id, space_id: space.id, name: 'Grow', status: 'on_track', closed_at: null, archived_at: null,
+    timeframe_start_type: null, timeframe_start_value: null, timeframe_start_date: null,
+    timeframe_end_type: 'year', timeframe_end_value: '2027', timeframe_end_date: '2027-12-31'
+  }).returning('id').executeTakeFirstOrThrow()
+  await db.updateTable('projects').set({
+    goal_id: goal.id,
+    milestones_ordering_state: sql<string[]>`ARRAY[${sql.join(ordering.map((id) => sql`${id}::uuid`))}]`,
+    tasks_kanban_state: JSON.stringify({ todo: ['t1'], done: [] }),
+    next_check_in_scheduled_at: at('2099-01-01T09:00:00.000Z'),
+    timeframe_start_type: 'quarter',
+    timeframe_start_value: 'Q1 2027',
+    timeframe_start_date: '2027-01-01',
+    updated_at: OLD
+  }).where('id', '=', p.id).execute()
+
+  const list = await db.insertInto('subscription_lists').values({ project_id: p.id }).returning('id').executeTakeFirstOrThrow()
+  await db.insertInto('subscriptions').values(people.map((person, i) => ({
+    subscription_list_id: list.id, person_id: person.id, type: 'invited' as const, canceled: i % 5 === 0
+  }))).execute()
+  await db.insertInto('project_check_ins').values(Array.from({ length: 50 }, (_, i) => ({
+    project_id: p.id, author_id: champion.id, status: 'on_track' as const, description: `{"n":${i}}`,
+    inserted_at: at(`2026-02-01T00:00:${String(i).padStart(2, '0')}.000Z`)
+  }))).execute()
+  await db.insertInto('project_key_resources').values(Array.from({ length: 30 }, (_, i) => ({
+    project_id: p.id, title: `Resource ${i}`, link: `https://example.test/${i}`
+  }))).execute()
+  await db.insertInto('notifications').values(Array.from({ length: 40 }, (_, i) => ({
+    person_id: champion.id, project_id: p.id, action: 'project_check_in_submitted', read: i % 2 === 0
+  }))).execute()
+  await db.insertInto('project_task_statuses').values([
+    { project_id: p.id, label: 'To do', color: 'gray', index: 0, value: 'todo' },
+    { project_id: p.id, label: 'Done', color: 'green', index: 1, value: 'done', closed: true }
+  ]).execute()
+  await db.insertInto('project_retrospectives').values({ project_id: p.id, author_id: champion.id, content: '{"text":"so far"}' }).execute()
+  await db.insertInto('project_pins').values({ person_id: champion.id, project_id: p.id }).execute()
+  return { ...p, description: LARGE_DESCRIPTION, ordering }
+}
+
+const mutation = (sent: string[]) => sent.length === 2 && /api_tokens/.test(sent[0]!) && /^with .*update "projects"/s.test(sent[1]!)
+
+/** Every kind of request once, in order, with the statements each sent. */
+async function roundTrips (t: Tap, p: { id: string, publicId: string, name: string, description: string | null }) {
+  const counts: Record<string, number> = {}
+
+  const renamed = await counted(() => api.champion.updateName({ project_id: p.publicId, name: `${p.name} renamed` }))
+  t.equal(renamed.res.statusCode, 200)
+  t.equal(renamed.res.json().project.name, `${p.name} renamed`)
+  t.not(renamed.res.json().project.updated_at, OLD, 'updated_at advanced')
+  t.ok(mutation(renamed.sql), 'the token lookup, then one statement')
+  counts.update_name = renamed.sql.length
+
+  const same = await counted(() => api.champion.updateName({ project_id: p.publicId, name: ` ${p.name} renamed ` }))
+  t.equal(same.res.statusCode, 200)
+  t.equal(same.res.body, renamed.res.body, 'the same value again: the very same project')
+  t.ok(mutation(same.sql))
+  counts.update_name_same = same.sql.length
+
+  const description = `{"type":"doc","content":[{"text":"${p.name}"}]}`
+  const described = await counted(() => api.champion.updateDescription({ project_id: p.publicId, description }))
+  t.equal(described.res.statusCode, 200)
+  t.equal(described.res.json().project.description, description)
+  t.equal(described.res.json().project.name, `${p.name} renamed`, 'carries the earlier rename')
+  t.ok(mutation(described.sql))
+  counts.update_description = described.sql.length
+
+  const got = await counted(() => api.champion.get(p.publicId))
+  t.equal(got.res.statusCode, 200)
+  t.equal(got.res.body, described.res.body, 'the mutation answers byte for byte what get answers')
+  t.equal(got.sql.length, 2)
+  counts.get = got.sql.length
+
+  const before = await projectRow(db, p.id)
+  const forbidden = await counted(() => api.viewer.updateName({ project_id: p.publicId, name: 'Never' }))
+  t.equal(forbidden.res.statusCode, 403)
+  t.equal(forbidden.res.json().code, 'forbidden')
+  t.ok(mutation(forbidden.sql))
+  counts.forbidden = forbidden.sql.length
+
+  const notFound = await counted(() => api.outsider.updateDescription({ project_id: p.publicId, description: '"never"' }))
+  t.equal(notFound.res.statusCode, 404)
+  t.equal(notFound.res.json().code, 'not_found')
+  t.ok(mutation(notFound.sql))
+  counts.not_found = notFound.sql.length
+
+  const getNotFound = await counted(() => api.outsider.get(p.publicId))
+  t.equal(getNotFound.res.statusCode, 404)
+  counts.get_not_found = getNotFound.sql.length
+
+  t.same(await projectRow(db, p.id), before, '403 and 404 changed nothing')
+  const activities = await projectActivities(db, p.id)
+  t.same(activities.map((a) => [a.action, a.content]), [
+    ['project_renamed', { old_name: p.name, new_name: `${p.name} renamed` }],
+    ['project_description_changed', { old_description: p.description, new_description: description }]
+  ], 'one activity per changing write')
+  return { counts, project: described.res.json().project }
+}
+
+t.test('statements per request do not grow with the project', async (t) => {
+  const small = await roundTrips(t, await smallProject())
+  const large = await largeProject()
+  const big = await roundTrips(t, large)
+
+  t.same(big.counts, small.counts, 'the same count for a small and a large project')
+  for (const [kind, count] of Object.entries(small.counts)) t.ok(count <= 2, `${kind}: ${count} statements`)
+
+  const project = big.project
+  t.equal(project.milestones.length, MILESTONES)
+  t.same(project.milestones.map((m: { id: string }) => m.id), large.ordering.map(shortId), 'in the ordering state')
+  t.ok(project.contributors.length > CONTRIBUTORS, `${project.contributors.length} contributors`)
+  t.equal(project.contributors[0].role, 'champion')
+  t.equal(project.contributors[1].role, 'reviewer')
+  t.equal(project.potential_subscribers.length, CONTRIBUTORS + 1)
+  t.equal(project.subscription_list.subscriptions.length, CONTRIBUTORS)
+  t.equal(project.last_check_in.description, '{"n":49}')
+  t.equal(project.key_resources.length, 30)
+  t.equal(project.notifications.length, 20)
+  t.equal(project.task_statuses.length, 2)
+  t.equal(project.is_pinned, true)
+  t.equal(project.goal.name, 'Grow')
+  t.same(project.timeframe.contextual_start_date, { date_type: 'quarter', value: 'Q1 2027', date: '2027-01-01' })
+  t.equal(project.retrospective.content, '{"text":"so far"}')
+  t.equal(project.my_role, 'champion')
+  t.same(project.permissions, { can_view: true, can_comment: true, can_edit: true, has_full_access: true })
+
+  const small2 = small.project
+  t.same([small2.milestones, small2.contributors.length, small2.goal, small2.last_check_in], [[], 1, null, null])
+})
+
+t.test('rename, then describe: the second answer carries the new name and the new updated_at', async (t) => {
+  const p = await smallProject()
+  const renamed = await api.champion.updateName({ project_id: p.publicId, name: 'First step' })
+  const described = await api.champion.updateDescription({ project_id: p.publicId, description: '"second step"' })
+  t.equal(described.statusCode, 200)
+  const project = described.json().project
+  t.equal(project.name, 'First step')
+  t.equal(project.description, '"second step"')
+  t.equal(project.id, renamed.json().project.id)
+  const row = await projectRow(db, p.id)
+  t.equal(project.updated_at, new Date(row.updated_at as string).toISOString())
+  t.ok(project.updated_at >= renamed.json().project.updated_at)
+  t.equal((await projectActivities(db, p.id)).length, 2)
+})
+
+// PGlite has one connection: a transaction holding the row would block the request itself.
+t.test('a mutation that waits for the row answers with what the other transaction committed', { skip: url === undefined && 'needs concurrent connections (real PostgreSQL)' }, async (t) => {
+  const p = await smallProject()
+  let pending: Promise<LightMyRequestResponse> | undefined
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('projects').set({ name: 'Committed meanwhile', updated_at: sql`now()` }).where('id', '=', p.id).execute()
+    pending = api.champion.updateDescription({ project_id: p.publicId, description: '"after the wait"' })
+    for (let i = 0; i < 500; i++) {
+      const waiting = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db)
+      if (waiting.rows[0]!.n > 0) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    t.fail('the mutation never waited for the row')
+  })
+  const res = await pending!
+  t.equal(res.statusCode, 200)
+  t.equal(res.json().project.name, 'Committed meanwhile', 'the locked row is the latest committed one')
+  t.equal(res.json().project.description, '"after the wait"')
+  const row = await projectRow(db, p.id)
+  t.same([row.name, row.description], ['Committed meanwhile', '"after the wait"'])
+  t.equal(res.json().project.updated_at, new Date(row.updated_at as string).toISOString())
+  const [activity] = await projectActivities(db, p.id)
+  t.same(activity?.content, { old_description: null, new_description: '"after the wait"' })
+})
