@@ -74,7 +74,9 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
     requestIdHeader: false,
     // Fastify takes a hop count too, though its type does not say so.
     trustProxy: trustProxy(config.TRUST_PROXY) as FastifyServerOptions['trustProxy'],
-    return503OnClosing: true,
+    // Fastify's own closing 503 is not in the error envelope; requests that reach
+    // a closing server are served instead (see plugins/security.ts).
+    return503OnClosing: false,
     ajv: {
       // The contract forbids silently rewriting input: no stripping, no coercion.
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false }

@@ -8,7 +8,7 @@ export const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL URL; without it the embedded database under DATA_DIR is used' })),
   DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database keeps its files' }),
   DB_POOL_SIZE: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Connections per process' }),
-  DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 1, description: 'Longest a statement may run' }),
+  DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest a statement may run' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest to wait for a connection' }),
   BODY_LIMIT_BYTES: Type.Integer({ default: 1048576, minimum: 1024, maximum: 67108864, description: 'Largest request body accepted; larger gets 413' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'Least severe log level written' }),
@@ -18,7 +18,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60000, minimum: 1000, description: 'Length of the rate-limit window' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL; with it all instances share one rate-limit budget' })),
   TRUST_PROXY: Type.String({ default: 'false', description: 'Proxies whose X-Forwarded-For is believed: false, true, a hop count, or comma-separated addresses/CIDRs' }),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Longest a shutdown waits for requests in flight before it exits' })
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 25000, minimum: 100, description: 'Longest a shutdown waits for requests in flight before it exits; keep it above DB_CONNECTION_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS' })
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -76,8 +76,12 @@ export async function createDb (options: DbOptions): Promise<Db> {
           oid === DATE_OID ? (value: string) => value : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser
       }
     })
-    // An idle client that loses its connection must not take the process down.
+    // A connection that dies must not take the process down: pg-pool listens for
+    // errors only while a client is idle, so a client that loses its connection
+    // during a query would raise an unhandled 'error'. The query still fails (503)
+    // and the pool discards the client when it is released.
     pool.on('error', () => {})
+    pool.on('connect', (client) => { client.on('error', () => {}) })
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log })
   }
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([
