@@ -1,0 +1,460 @@
+// Database faults seen from outside, over real HTTP: the database vanishes and
+// comes back on the same port, its backends are terminated, a statement outlives
+// DB_STATEMENT_TIMEOUT_MS, a connection outlives DB_CONNECTION_TIMEOUT_MS. Each
+// time the API answers 503 unavailable with Retry-After (never a 500, never a
+// request left hanging), recovers by itself, and every acknowledged write is in
+// the database.
+import { Agent, request as httpRequest } from 'node:http'
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Fastify from 'fastify'
+import pg from 'pg'
+import t from 'tap'
+import app, { appOptions } from '../../src/app.js'
+import { createDb, dbOptions, type Db } from '../../src/db/index.js'
+import { createTestDatabase } from '../database.js'
+import { createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, testConfig, tokenFor } from '../helper.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+const skip = process.env.DATABASE_URL
+  ? false
+  : 'needs a real PostgreSQL server (set DATABASE_URL): the faults are a TCP proxy in front of it, backends killed with pg_terminate_backend and a row lock held from a second connection'
+
+const database = skip ? undefined : await createTestDatabase()
+if (database) t.teardown(() => database.close())
+
+const UPDATE_NAME = '/api/external/v1/projects/update_name'
+const UNAVAILABLE = { statusCode: 503, error: 'Service Unavailable', code: 'unavailable' }
+/** Clients wait this long after a refusal, as a client honouring Retry-After would (scaled down). */
+const BACKOFF_MS = 50
+
+/**
+ * A TCP proxy in front of PostgreSQL that the test can take away (stop listening,
+ * drop every connection) and bring back on the same port. In `silent` mode it
+ * accepts connections and never answers, like a host that has stopped responding.
+ */
+class TcpProxy {
+  port = 0
+  accepted = 0
+  private server: Server | undefined
+  private readonly sockets = new Set<Socket>()
+
+  constructor (private readonly target: { host: string, port: number } | 'silent') {}
+
+  async start (): Promise<void> {
+    const server = createServer((client) => {
+      this.accepted++
+      this.track(client)
+      if (this.target === 'silent') return
+      const upstream = connect(this.target.port, this.target.host)
+      this.track(upstream)
+      const drop = () => { client.destroy(); upstream.destroy() }
+      for (const socket of [client, upstream]) socket.on('error', drop).on('close', drop)
+      client.pipe(upstream).pipe(client)
+    })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.port, '127.0.0.1', () => resolve())
+    })
+    this.port = (server.address() as AddressInfo).port
+    this.server = server
+  }
+
+  async stop (): Promise<void> {
+    const server = this.server
+    this.server = undefined
+    const closed = new Promise<void>((resolve) => server ? server.close(() => resolve()) : resolve())
+    for (const socket of this.sockets) socket.destroy()
+    await closed
+  }
+
+  private track (socket: Socket): void {
+    this.sockets.add(socket)
+    socket.on('close', () => this.sockets.delete(socket))
+  }
+}
+
+function upstreamOf (url: string): { host: string, port: number } {
+  const parsed = new URL(url)
+  return { host: parsed.hostname, port: Number(parsed.port || 5432) }
+}
+
+/** The test database's URL, reached through `port` when given, tagged so the app's backends can be found. */
+function appUrl (url: string, applicationName: string, port?: number): string {
+  const parsed = new URL(url)
+  if (port !== undefined) {
+    parsed.hostname = '127.0.0.1'
+    parsed.port = String(port)
+  }
+  parsed.searchParams.set('application_name', applicationName)
+  return parsed.toString()
+}
+
+interface Writer { token: string, tokenId: string, personId: string }
+interface Seeded { id: string, publicId: string, name: string }
+interface Fixture { projects: Seeded[], writers: Writer[] }
+
+/** A company admin and a space member with edit access, each with a write token, and `count` projects. */
+async function seed (db: Db, count: number): Promise<Fixture> {
+  const company = await createCompany(db)
+  const admin = await createPerson(db, company.id, { isAdmin: true })
+  const member = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [member.id])
+  const projects: Seeded[] = []
+  for (let i = 0; i < count; i++) projects.push(await createProject(db, space, { access: { space: 70 } }))
+  const writers: Writer[] = []
+  for (const person of [admin, member]) {
+    const issued = await tokenFor(db, person.email)
+    writers.push({ token: issued.token, tokenId: issued.id, personId: person.id })
+  }
+  return { projects, writers }
+}
+
+interface Answer {
+  status: number // 0: no HTTP answer
+  error: string | null
+  body: string
+  retryAfter: string | undefined
+}
+
+/** One HTTP request; one that does not settle within `livenessMs` is cut off and reported as HUNG. */
+async function send (port: number, method: 'GET' | 'POST', path: string, options: {
+  token?: string, body?: unknown, agent?: Agent, livenessMs: number
+}): Promise<Answer> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body)
+  return await new Promise((resolve) => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method,
+      path,
+      agent: options.agent ?? false,
+      headers: {
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+        ...(payload === undefined ? {} : { 'content-type': 'application/json' })
+      }
+    }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { body += chunk })
+      res.on('end', () => {
+        clearTimeout(timer)
+        const retry = res.headers['retry-after']
+        resolve({ status: res.statusCode ?? 0, error: null, body, retryAfter: Array.isArray(retry) ? retry[0] : retry })
+      })
+      res.on('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer)
+        resolve({ status: 0, error: error.code ?? error.message, body, retryAfter: undefined })
+      })
+    })
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error('no answer'), { code: 'HUNG' })), options.livenessMs)
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer)
+      resolve({ status: 0, error: error.code ?? error.message, body: '', retryAfter: undefined })
+    })
+    req.end(payload)
+  })
+}
+
+interface Outcome extends Answer {
+  project: string
+  writer: number
+  name: string
+  started: number
+  settled: number
+}
+
+/**
+ * Concurrent clients renaming projects with unique names over keep-alive, until
+ * stopped. Two clients (with different people's tokens) share each project, so
+ * writes also meet each other's row locks.
+ */
+function startLoad (port: number, fixture: Fixture, clients: number, tag: string, livenessMs: number) {
+  const outcomes: Outcome[] = []
+  const agent = new Agent({ keepAlive: true, maxSockets: clients })
+  let running = true
+  const loop = async (i: number) => {
+    const project = fixture.projects[i % fixture.projects.length]!
+    const writer = Math.floor(i / fixture.projects.length) % fixture.writers.length
+    for (let n = 1; running; n++) {
+      const name = `${tag} ${i}-${n}`
+      const started = Date.now()
+      const answer = await send(port, 'POST', UPDATE_NAME, {
+        token: fixture.writers[writer]!.token, body: { project_id: project.publicId, name }, agent, livenessMs
+      })
+      outcomes.push({ ...answer, project: project.id, writer, name, started, settled: Date.now() })
+      if (answer.status !== 200) await sleep(BACKOFF_MS)
+    }
+  }
+  const loops = Array.from({ length: clients }, (_, i) => loop(i))
+  return {
+    outcomes,
+    count: (predicate: (o: Outcome) => boolean) => outcomes.filter(predicate).length,
+    stop: async () => {
+      running = false
+      await Promise.all(loops)
+      agent.destroy()
+    }
+  }
+}
+
+async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await condition()) return true
+    await sleep(25)
+  }
+  return await condition()
+}
+
+/** The app as the server builds it, on its own pool, listening on a free port; error logs kept. */
+async function startApp (t: Tap, url: string, env: Record<string, string>) {
+  const config = testConfig({ LOG_LEVEL: 'error', ...env })
+  const logs: Array<{ msg?: string, err?: { code?: string, message?: string } }> = []
+  const db = await createDb(dbOptions({ ...config, DATABASE_URL: url }))
+  const server = Fastify(appOptions(config, { logStream: { write: (line: string) => { logs.push(JSON.parse(line)) } } }))
+  await server.register(app, { db, config })
+  await server.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(async () => {
+    await server.close()
+    await db.destroy()
+  })
+  return { port: (server.server.address() as AddressInfo).port, logs }
+}
+
+/** Anything but a 200 or a 503 `unavailable` envelope with Retry-After: 1. */
+function anomalies (outcomes: Outcome[]): Outcome[] {
+  return outcomes.filter((o) => {
+    if (o.status === 200) return false
+    if (o.status !== 503 || o.retryAfter !== '1') return true
+    try {
+      const body = JSON.parse(o.body) as Record<string, unknown>
+      return body.statusCode !== 503 || body.code !== 'unavailable' || body.error !== 'Service Unavailable' || typeof body.message !== 'string'
+    } catch {
+      return true
+    }
+  })
+}
+
+function summary (outcomes: Outcome[]): string {
+  const by = new Map<string, number>()
+  for (const o of outcomes) {
+    const key = o.status === 0 ? String(o.error) : String(o.status)
+    by.set(key, (by.get(key) ?? 0) + 1)
+  }
+  const slowest = Math.max(0, ...outcomes.map((o) => o.settled - o.started))
+  return `${outcomes.length} requests: ${[...by].map(([k, v]) => `${v}×${k}`).join(', ')}; slowest ${slowest} ms`
+}
+
+/**
+ * Reads the real database (never through the proxy): every acknowledged rename has
+ * its activity, by the right person and token; the activities of each project form
+ * one unbroken chain from its first name to the name in the row, so no rename was
+ * lost or half-written. Returns the refused requests whose rename committed anyway.
+ */
+async function checkWrites (t: Tap, db: Db, fixture: Fixture, outcomes: Outcome[]): Promise<Outcome[]> {
+  const committedAnyway: Outcome[] = []
+  for (const project of fixture.projects) {
+    const mine = outcomes.filter((o) => o.project === project.id)
+    const activities = await projectActivities(db, project.id)
+    const newName = (a: typeof activities[number]) => String(a.content.new_name)
+    const byNew = new Map(activities.map((a) => [newName(a), a]))
+    const sent = new Set(mine.map((o) => o.name))
+    t.same(activities.filter((a) => a.action !== 'project_renamed' || !sent.has(newName(a))).map(newName), [],
+      `${project.name}: every activity is a rename this test sent`)
+
+    const acknowledged = mine.filter((o) => o.status === 200)
+    t.same(acknowledged.filter((o) => !byNew.has(o.name)).map((o) => o.name), [],
+      `${project.name}: all ${acknowledged.length} acknowledged renames have their activity`)
+    t.same(acknowledged.filter((o) => {
+      const activity = byNew.get(o.name)
+      const writer = fixture.writers[o.writer]!
+      return activity && (activity.author_id !== writer.personId || activity.token_id !== writer.tokenId)
+    }).map((o) => o.name), [], `${project.name}: each activity names the person and token that asked`)
+
+    const byOld = new Map(activities.map((a) => [String(a.content.old_name), a]))
+    let current = project.name
+    let steps = 0
+    while (byOld.has(current) && steps <= activities.length) {
+      current = newName(byOld.get(current)!)
+      steps++
+    }
+    t.equal(steps, activities.length, `${project.name}: the ${activities.length} activities form one chain of renames`)
+    t.equal((await projectRow(db, project.id)).name, current, `${project.name}: the row holds the chain's last name`)
+    committedAnyway.push(...mine.filter((o) => o.status !== 200 && byNew.has(o.name)))
+  }
+  return committedAnyway
+}
+
+/**
+ * Uncaught exceptions from here on, kept instead of ending the test process: in
+ * the server each one ends the process, so a test that meets one fails on it, and
+ * still reports everything else it checks.
+ */
+function watchCrashes (t: Tap): Error[] {
+  const crashes: Error[] = []
+  process.setUncaughtExceptionCaptureCallback((error) => { crashes.push(error as Error) })
+  t.teardown(() => process.setUncaughtExceptionCaptureCallback(null))
+  return crashes
+}
+
+function noCrash (t: Tap, crashes: Error[]): void {
+  t.same(crashes.map((e) => `${(e as NodeJS.ErrnoException).code ?? e.name}: ${e.message}`), [],
+    'no uncaught exception (the server process would have died)')
+}
+
+function explainCommittedAnyway (t: Tap, committed: Outcome[]): void {
+  // A rename commits in its own statement and the project is then read back on a
+  // pool connection: when the connection drops between the commit and the answer
+  // (the commit's reply lost, or the read-back failing), the client is told 503
+  // although the rename is in. It is whole (the chain check covers it); a client
+  // that retries sets the same name again and is answered 200 with nothing new written.
+  for (const o of committed) t.comment(`refused with ${o.status || o.error} but committed: "${o.name}" (connection lost after the commit)`)
+}
+
+t.test('the database vanishes and comes back on the same port: 503 while away, service resumes by itself', { skip }, async (t) => {
+  const crashes = watchCrashes(t)
+  const db = database!.db
+  const fixture = await seed(db, 4)
+  const proxy = new TcpProxy(upstreamOf(database!.url!))
+  await proxy.start()
+  t.teardown(() => proxy.stop())
+  const connectionTimeoutMs = 1000
+  const livenessMs = 10 * connectionTimeoutMs
+  const api = await startApp(t, appUrl(database!.url!, 'faults-vanish', proxy.port), {
+    DB_CONNECTION_TIMEOUT_MS: String(connectionTimeoutMs), DB_POOL_SIZE: '4'
+  })
+  const load = startLoad(api.port, fixture, 8, 'vanish', livenessMs)
+  t.teardown(() => load.stop())
+
+  t.ok(await waitFor(() => load.count((o) => o.status === 200) >= 40, 20_000), 'renames succeed before the outage')
+
+  const outageAt = Date.now()
+  const port = proxy.port
+  await proxy.stop()
+  // Away for at least a second: long enough for every client to meet it, and for
+  // connection attempts (refused at once) to pile up.
+  t.ok(await waitFor(() => Date.now() - outageAt >= 1000 && load.count((o) => o.started >= outageAt && o.status === 503) >= 20, 20_000),
+    'requests during the outage are answered 503')
+  const ready = await send(api.port, 'GET', '/health/ready', { livenessMs })
+  t.equal(ready.status, 503, '/health/ready is 503 while the database is away')
+  t.equal(ready.retryAfter, '1')
+  t.match(JSON.parse(ready.body), UNAVAILABLE)
+  t.equal((await send(api.port, 'GET', '/health/live', { livenessMs })).status, 200, 'the process is up')
+
+  const backAt = Date.now()
+  await proxy.start()
+  t.equal(proxy.port, port, 'the database is back on the same port')
+  t.ok(await waitFor(() => load.count((o) => o.started >= backAt && o.status === 200) > 0, 20_000), 'renames succeed again, with no restart')
+  const firstSuccess = Math.min(...load.outcomes.filter((o) => o.started >= backAt && o.status === 200).map((o) => o.settled))
+  t.ok(await waitFor(async () => (await send(api.port, 'GET', '/health/ready', { livenessMs })).status === 200, 10_000),
+    '/health/ready is 200 again')
+  t.ok(await waitFor(() => load.count((o) => o.started >= backAt && o.status === 200) >= 40, 20_000), 'traffic flows after the outage')
+  await load.stop()
+
+  const outcomes = load.outcomes
+  t.same(anomalies(outcomes).map((o) => `${o.name}: ${o.status || o.error} ${o.body}`), [],
+    'every request got a 200 or a 503 unavailable with Retry-After: none hung, none failed otherwise')
+  t.same(outcomes.filter((o) => o.started >= outageAt + 100 && o.settled < backAt && o.status === 200).map((o) => o.name), [],
+    'nothing succeeds while the database is away')
+  noCrash(t, crashes)
+  t.comment(`${summary(outcomes)}; outage ${backAt - outageAt} ms with ${load.count((o) => o.started >= outageAt && o.started < backAt && o.status === 503)} refusals; first success ${firstSuccess - backAt} ms after the database came back`)
+  explainCommittedAnyway(t, await checkWrites(t, db, fixture, outcomes))
+})
+
+t.test("pg_terminate_backend on the app's connections while traffic runs: no 500, no hang, service resumes", { skip }, async (t) => {
+  const crashes = watchCrashes(t)
+  const db = database!.db
+  const fixture = await seed(db, 4)
+  const applicationName = 'faults-terminate'
+  const livenessMs = 10_000
+  const api = await startApp(t, appUrl(database!.url!, applicationName), { DB_CONNECTION_TIMEOUT_MS: '1000', DB_POOL_SIZE: '4' })
+  const admin = new pg.Client({ connectionString: database!.url })
+  await admin.connect()
+  t.teardown(() => admin.end())
+  const load = startLoad(api.port, fixture, 8, 'terminate', livenessMs)
+  t.teardown(() => load.stop())
+
+  t.ok(await waitFor(() => load.count((o) => o.status === 200) >= 40, 20_000), 'renames succeed before the backends are killed')
+  let terminated = 0
+  let lastKill = 0
+  for (let round = 0; round < 5; round++) {
+    const settled = load.outcomes.length
+    const result = await admin.query<{ killed: number }>(
+      'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS killed FROM pg_stat_activity WHERE application_name = $1',
+      [applicationName])
+    terminated += result.rows[0]!.killed
+    lastKill = Date.now()
+    await waitFor(() => load.outcomes.length >= settled + 20, 10_000)
+  }
+  t.ok(terminated > 0, `the app's backends were terminated (${terminated})`)
+  t.ok(await waitFor(() => load.count((o) => o.started >= lastKill && o.status === 200) >= 20, 20_000), 'renames succeed after the last kill')
+  await load.stop()
+
+  const outcomes = load.outcomes
+  t.same(anomalies(outcomes).map((o) => `${o.name}: ${o.status || o.error} ${o.body}`), [],
+    'every request got a 200 or a 503 unavailable with Retry-After: none hung, no 500')
+  t.equal((await send(api.port, 'GET', '/health/ready', { livenessMs })).status, 200, '/health/ready is 200')
+  noCrash(t, crashes)
+  t.comment(`${summary(outcomes)}; ${terminated} backends terminated in 5 rounds`)
+  explainCommittedAnyway(t, await checkWrites(t, db, fixture, outcomes))
+})
+
+t.test('a statement that outlives DB_STATEMENT_TIMEOUT_MS is cancelled: 503, nothing written, then the same request succeeds', { skip }, async (t) => {
+  const db = database!.db
+  const fixture = await seed(db, 1)
+  const project = fixture.projects[0]!
+  const writer = fixture.writers[0]!
+  const api = await startApp(t, appUrl(database!.url!, 'faults-statement'), { DB_STATEMENT_TIMEOUT_MS: '300' })
+  const rename = () => send(api.port, 'POST', UPDATE_NAME, {
+    token: writer.token, body: { project_id: project.publicId, name: 'Renamed After The Lock' }, livenessMs: 10_000
+  })
+
+  const locker = new pg.Client({ connectionString: database!.url })
+  await locker.connect()
+  t.teardown(() => locker.end())
+  await locker.query('BEGIN')
+  await locker.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [project.id])
+  const before = await projectRow(db, project.id)
+
+  const held = await rename()
+  t.equal(held.status, 503, 'the rename waiting on the lock is cancelled')
+  t.equal(held.retryAfter, '1')
+  t.match(JSON.parse(held.body), UNAVAILABLE)
+  t.ok(api.logs.some((l) => l.msg === 'request failed' && l.err?.code === '57014'), 'by the statement timeout (57014), as the log says')
+  await locker.query('ROLLBACK')
+  t.same(await projectRow(db, project.id), before, 'the row is untouched')
+  t.same(await projectActivities(db, project.id), [], 'no activity')
+
+  const free = await rename()
+  t.equal(free.status, 200, 'once the lock is gone the same request succeeds')
+  t.equal(JSON.parse(free.body).project.name, 'Renamed After The Lock')
+  const activities = await projectActivities(db, project.id)
+  t.same(activities.map((a) => a.content), [{ old_name: project.name, new_name: 'Renamed After The Lock' }])
+})
+
+t.test('a connection that outlives DB_CONNECTION_TIMEOUT_MS: 503 within a bound the setting gives', { skip }, async (t) => {
+  const silent = new TcpProxy('silent')
+  await silent.start()
+  t.teardown(() => silent.stop())
+  const connectionTimeoutMs = 300
+  // A liveness bound, not a speed check: generous against 300 ms, and still below
+  // the 5 s default, so it also shows that the setting is the one applied.
+  const livenessMs = 10 * connectionTimeoutMs
+  const api = await startApp(t, appUrl(database!.url!, 'faults-connect', silent.port), {
+    DB_CONNECTION_TIMEOUT_MS: String(connectionTimeoutMs)
+  })
+  const answers = await Promise.all([
+    send(api.port, 'POST', UPDATE_NAME, { token: 'pat_any', body: { project_id: 'x', name: 'y' }, livenessMs }),
+    send(api.port, 'GET', '/api/external/v1/projects/get?id=x', { token: 'pat_any', livenessMs }),
+    send(api.port, 'GET', '/health/ready', { livenessMs })
+  ])
+  for (const answer of answers) {
+    t.equal(answer.status, 503, `503, not ${answer.error ?? answer.status}`)
+    t.equal(answer.retryAfter, '1')
+    t.match(JSON.parse(answer.body || '{}'), UNAVAILABLE)
+  }
+  t.ok(silent.accepted > 0, 'the app did reach the server that never answers')
+  t.ok(api.logs.some((l) => /connection timeout|timeout exceeded when trying to connect/.test(l.err?.message ?? '')), 'the pool gave up waiting for the connection')
+})

@@ -1,0 +1,418 @@
+// Graceful shutdown of the real server process: SIGTERM under a steady load of
+// renames loses no acknowledged write and half-writes nothing, a request still
+// running when the signal arrives completes, and past SHUTDOWN_TIMEOUT_MS the
+// process exits 1 instead of hanging.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { Agent, request as httpRequest } from 'node:http'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { sql } from 'kysely'
+import pg from 'pg'
+import t from 'tap'
+import { createDb, type Db } from '../../src/db/index.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { createTestDatabase, type TestDatabase } from '../database.js'
+import { createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../helper.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const UPDATE_NAME = '/api/external/v1/projects/update_name'
+/** A request that has not settled by then is cut off and counted as hanging. */
+const LIVENESS_MS = 15_000
+const needsPostgres = process.env.DATABASE_URL
+  ? false
+  : 'needs a real PostgreSQL server (set DATABASE_URL): a row lock held from a second connection, which the embedded database (one process) cannot give'
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+interface Answer {
+  status: number // 0: no HTTP answer
+  error: string | null
+  body: string
+  headers: Record<string, string | string[] | undefined>
+}
+
+async function send (port: number, method: 'GET' | 'POST', urlPath: string, options: {
+  token?: string, body?: unknown, agent?: Agent | false
+} = {}): Promise<Answer> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body)
+  return await new Promise((resolve) => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method,
+      path: urlPath,
+      agent: options.agent ?? false,
+      headers: {
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+        ...(payload === undefined ? {} : { 'content-type': 'application/json' })
+      }
+    }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { body += chunk })
+      res.on('end', () => {
+        clearTimeout(timer)
+        resolve({ status: res.statusCode ?? 0, error: null, body, headers: res.headers })
+      })
+      res.on('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer)
+        resolve({ status: 0, error: error.code ?? error.message, body, headers: {} })
+      })
+    })
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error('no answer'), { code: 'HUNG' })), LIVENESS_MS)
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer)
+      resolve({ status: 0, error: error.code ?? error.message, body: '', headers: {} })
+    })
+    req.end(payload)
+  })
+}
+
+async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await condition()) return true
+    await sleep(25)
+  }
+  return await condition()
+}
+
+/** The API's 503: the error envelope with code `unavailable` and Retry-After. */
+function isUnavailable (answer: Answer): boolean {
+  try {
+    const body = JSON.parse(answer.body) as Record<string, unknown>
+    return answer.status === 503 && answer.headers['retry-after'] === '1' && body.statusCode === 503 &&
+      body.error === 'Service Unavailable' && body.code === 'unavailable' && typeof body.message === 'string'
+  } catch {
+    return false
+  }
+}
+
+function describe (answer: Answer): string {
+  return answer.status === 0 ? String(answer.error) : `${answer.status} ${answer.body} retry-after: ${String(answer.headers['retry-after'])}`
+}
+
+function unique (values: string[]): string[] {
+  return [...new Set(values)]
+}
+
+interface Server {
+  child: ChildProcess
+  port: number
+  output: () => string
+  /** The exit code (null when killed by a signal). */
+  exited: Promise<number | null>
+}
+
+/** Starts `node src/server.ts` and waits until /health/ready answers 200. */
+async function start (t: Tap, env: Record<string, string>): Promise<Server> {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['--import=tsx', 'src/server.ts'], {
+    cwd: root,
+    env: { ...process.env, RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' }
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => { output += String(chunk) })
+  child.stderr!.on('data', (chunk) => { output += String(chunk) })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  const ready = await waitFor(async () => {
+    if (child.exitCode !== null) return true
+    return (await send(port, 'GET', '/health/ready')).status === 200
+  }, 60_000)
+  if (!ready || child.exitCode !== null) throw new Error(`the server did not start: ${output}`)
+  return { child, port, output: () => output, exited }
+}
+
+/** Waits for the exit, at most `ms`; a process still running then is killed and reported as hanging. */
+async function exitWithin (server: Server, ms: number): Promise<number | null | 'hung'> {
+  const result = await Promise.race([server.exited, sleep(ms, 'hung' as const)])
+  if (result === 'hung') server.child.kill('SIGKILL')
+  return result
+}
+
+/**
+ * Backends of this database (waiting on a lock, for the first). Asked on a pool
+ * connection of its own: inside a transaction PostgreSQL answers from a snapshot
+ * of the activity taken at its first look.
+ */
+async function waitingOnLocks (db: Db): Promise<number[]> {
+  const result = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db)
+  return result.rows.map((r) => r.pid)
+}
+
+async function backends (db: Db): Promise<number[]> {
+  const result = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(db)
+  return result.rows.map((r) => r.pid)
+}
+
+interface Writer { token: string, tokenId: string, personId: string }
+interface Seeded { id: string, publicId: string, name: string }
+
+/** `count` projects any of the two writers (a company admin and a space member) may rename. */
+async function seed (db: Db, count: number): Promise<{ projects: Seeded[], writers: Writer[] }> {
+  const company = await createCompany(db)
+  const admin = await createPerson(db, company.id, { isAdmin: true })
+  const member = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [member.id])
+  const projects: Seeded[] = []
+  for (let i = 0; i < count; i++) projects.push(await createProject(db, space, { access: { space: 70 } }))
+  const writers: Writer[] = []
+  for (const person of [admin, member]) {
+    const issued = await tokenFor(db, person.email)
+    writers.push({ token: issued.token, tokenId: issued.id, personId: person.id })
+  }
+  return { projects, writers }
+}
+
+let shared: Promise<TestDatabase> | undefined
+
+/** One PostgreSQL database for the file: each test seeds its own rows. */
+async function sharedDatabase (): Promise<TestDatabase> {
+  if (!shared) {
+    shared = createTestDatabase()
+    const database = await shared
+    t.teardown(() => database.close())
+  }
+  return await shared
+}
+
+/**
+ * The database the server runs on: this file's PostgreSQL database when DATABASE_URL
+ * is set, else the embedded one in a temporary DATA_DIR, seeded through a Db that
+ * is closed again before the server starts (the server locks the directory).
+ * `open` gives a Db to read it afterwards.
+ */
+async function prepare (t: Tap, seedWith: (db: Db) => Promise<void>): Promise<{ env: Record<string, string>, open: () => Promise<Db> }> {
+  if (process.env.DATABASE_URL) {
+    const database = await sharedDatabase()
+    await seedWith(database.db)
+    return { env: { DATABASE_URL: database.url! }, open: async () => database.db }
+  }
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'shutdown-test-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  const db = await createDb({ dataDir })
+  try {
+    await migrateToLatest(db)
+    await seedWith(db)
+  } finally {
+    await db.destroy()
+  }
+  return {
+    env: { DATABASE_URL: '', DATA_DIR: dataDir },
+    open: async () => {
+      const reopened = await createDb({ dataDir })
+      t.teardown(() => reopened.destroy())
+      return reopened
+    }
+  }
+}
+
+interface Outcome extends Answer {
+  client: number
+  name: string
+  started: number
+  settled: number
+}
+
+t.test('SIGTERM under load: exit 0, every acknowledged write in, nothing else written', async (t) => {
+  const clients = 20
+  const shutdownTimeoutMs = 5000
+  let fixture!: Awaited<ReturnType<typeof seed>>
+  const target = await prepare(t, async (db) => { fixture = await seed(db, clients) })
+  const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
+
+  // One client per project, so each project's renames are sequential and its last
+  // acknowledged name is known. Even clients reuse keep-alive connections, odd ones
+  // open a new connection for every request.
+  const outcomes: Outcome[] = []
+  const inFlight = new Set<string>()
+  const agent = new Agent({ keepAlive: true, maxSockets: clients })
+  let running = true
+  const loop = async (client: number) => {
+    const project = fixture.projects[client]!
+    const writer = fixture.writers[client % fixture.writers.length]!
+    for (let n = 1; running; n++) {
+      const name = `shutdown ${client}-${n}`
+      const started = Date.now()
+      inFlight.add(name)
+      const answer = await send(server.port, 'POST', UPDATE_NAME, {
+        token: writer.token, body: { project_id: project.publicId, name }, agent: client % 2 === 0 ? agent : false
+      })
+      inFlight.delete(name)
+      outcomes.push({ ...answer, client, name, started, settled: Date.now() })
+      // A client that meets a closed door slows down rather than spinning.
+      if (answer.status !== 200) await sleep(20)
+    }
+  }
+  const loops = Array.from({ length: clients }, (_, i) => loop(i))
+  t.teardown(async () => {
+    running = false
+    await Promise.all(loops)
+    agent.destroy()
+  })
+
+  t.ok(await waitFor(() => outcomes.filter((o) => o.status === 200).length >= 100, 30_000), 'the load is flowing')
+  t.ok(await waitFor(() => inFlight.size >= clients / 2, 5000), 'requests are in flight')
+  const atSignal = new Set(inFlight)
+  const signalAt = Date.now()
+  server.child.kill('SIGTERM')
+  const code = await exitWithin(server, shutdownTimeoutMs + 10_000)
+  const exitAt = Date.now()
+  // Clients keep knocking for a little while after the exit.
+  await sleep(500)
+  running = false
+  await Promise.all(loops)
+  agent.destroy()
+
+  t.equal(code, 0, 'the server exits 0, within SHUTDOWN_TIMEOUT_MS')
+  t.ok(atSignal.size > 0, `${atSignal.size} requests were in flight when SIGTERM was sent`)
+  const odd = outcomes.filter((o) => o.status === 0
+    ? !['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(o.error ?? '')
+    : o.status !== 200 && o.status !== 503)
+  t.same(odd.map((o) => `${o.name}: ${o.status || o.error} ${o.body}`), [],
+    'every request got a 200, a 503 or a refused/reset connection: no 500, none hanging')
+  t.same(outcomes.filter((o) => o.started > exitAt && o.status !== 0).map((o) => o.name), [], 'after the exit nothing answers')
+  t.same(unique(outcomes.filter((o) => o.status === 503 && !isUnavailable(o)).map(describe)), [],
+    'a 503 while closing is the error envelope (code unavailable) with Retry-After, like every other 503')
+
+  // What the database says, read after the exit.
+  const db = await target.open()
+  const missing: string[] = []
+  const unacknowledged: string[] = []
+  const wrongAuthor: string[] = []
+  const wrongRow: string[] = []
+  for (const [client, project] of fixture.projects.entries()) {
+    const mine = outcomes.filter((o) => o.client === client)
+    const activities = await projectActivities(db, project.id)
+    const byNew = new Map(activities.map((a) => [String(a.content.new_name), a]))
+    const acknowledged = mine.filter((o) => o.status === 200)
+    const writer = fixture.writers[client % fixture.writers.length]!
+    for (const o of acknowledged) {
+      const activity = byNew.get(o.name)
+      if (!activity) missing.push(o.name)
+      else if (activity.author_id !== writer.personId || activity.token_id !== writer.tokenId) wrongAuthor.push(o.name)
+    }
+    const acknowledgedNames = new Set(acknowledged.map((o) => o.name))
+    unacknowledged.push(...activities.map((a) => String(a.content.new_name)).filter((name) => !acknowledgedNames.has(name)))
+    const last = acknowledged.at(-1)?.name ?? project.name
+    const row = await projectRow(db, project.id)
+    if (row.name !== last) wrongRow.push(`${project.name}: ${String(row.name)}, not ${last}`)
+  }
+  t.same(missing, [], 'every acknowledged rename has its activity')
+  t.same(wrongAuthor, [], 'each activity names the person and token that asked')
+  t.same(unacknowledged, [], 'no request that did not get a 200 wrote anything')
+  t.same(wrongRow, [], "each project's row holds its last acknowledged name")
+
+  const count = (predicate: (o: Outcome) => boolean) => outcomes.filter(predicate).length
+  const byError = new Map<string, number>()
+  for (const o of outcomes) if (o.status === 0) byError.set(o.error!, (byError.get(o.error!) ?? 0) + 1)
+  const closing = outcomes.filter((o) => o.status === 503)
+  const survivors = outcomes.filter((o) => atSignal.has(o.name))
+  t.comment(`${outcomes.length} requests: ${count((o) => o.status === 200)}×200 (${count((o) => o.status === 200 && o.settled >= signalAt)} settled after SIGTERM), ` +
+    `${closing.length}×503, ${[...byError].map(([k, v]) => `${v}×${k}`).join(', ') || 'no connection errors'}; exit ${code} ${exitAt - signalAt} ms after SIGTERM`)
+  t.comment(`in flight at SIGTERM: ${survivors.length}, of which ${survivors.filter((o) => o.status === 200).length}×200, ` +
+    `${survivors.filter((o) => o.status === 503).length}×503, ${survivors.filter((o) => o.status === 0).length}× connection error`)
+})
+
+t.test('requests still running when SIGTERM arrives complete with 200, then the process exits 0', { skip: needsPostgres }, async (t) => {
+  let fixture!: Awaited<ReturnType<typeof seed>>
+  const target = await prepare(t, async (db) => { fixture = await seed(db, 2) })
+  const shutdownTimeoutMs = 4000
+  const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
+  const db = await target.open()
+  const token = fixture.writers[0]!.token
+
+  // Row locks from another connection keep two renames waiting inside the server.
+  // Both clients use keep-alive, as most do: one goes quiet after its answer, the
+  // other sends one more request on the same connection.
+  const locker = new pg.Client({ connectionString: target.env.DATABASE_URL })
+  await locker.connect()
+  t.teardown(() => locker.end())
+  await locker.query('BEGIN')
+  await locker.query('SELECT id FROM projects WHERE id = ANY($1) FOR UPDATE', [fixture.projects.map((p) => p.id)])
+  const [quiet, chatty] = [new Agent({ keepAlive: true, maxSockets: 1 }), new Agent({ keepAlive: true, maxSockets: 1 })]
+  t.teardown(() => { quiet.destroy(); chatty.destroy() })
+  const names = ['Finished During Shutdown', 'Also Finished During Shutdown']
+  const slow = [quiet, chatty].map((agent, i) => send(server.port, 'POST', UPDATE_NAME, {
+    agent, token, body: { project_id: fixture.projects[i]!.publicId, name: names[i] }
+  }))
+  t.ok(await waitFor(async () => (await waitingOnLocks(db)).length === 2, 10_000), 'both renames wait on the locks')
+
+  server.child.kill('SIGTERM')
+  t.ok(await waitFor(async () => (await send(server.port, 'GET', '/health/live')).error === 'ECONNREFUSED', 10_000),
+    'the server stops accepting connections')
+  t.equal(server.child.exitCode, null, 'and waits for the requests in flight')
+  await locker.query('ROLLBACK')
+
+  const answers = await Promise.all(slow)
+  for (const [i, res] of answers.entries()) {
+    t.equal(res.status, 200, `request ${i + 1} in flight completes`)
+    t.equal(JSON.parse(res.body || '{}').project?.name, names[i])
+  }
+  const next = await send(server.port, 'GET', `/api/external/v1/projects/get?id=${fixture.projects[1]!.publicId}`, { agent: chatty, token })
+  t.ok(next.status === 200 || next.error === 'ECONNREFUSED' || isUnavailable(next),
+    `a request after it, on the same connection, is served, refused, or a 503 in the envelope with Retry-After: ${describe(next)}`)
+
+  t.equal(await exitWithin(server, shutdownTimeoutMs + 10_000), 0,
+    'then the process exits 0, though a keep-alive client stays connected and quiet')
+  for (const [i, project] of fixture.projects.entries()) {
+    t.equal((await projectRow(db, project.id)).name, names[i])
+    t.same((await projectActivities(db, project.id)).map((a) => a.content), [{ old_name: project.name, new_name: names[i] }])
+  }
+})
+
+t.test('past SHUTDOWN_TIMEOUT_MS the process exits 1 rather than hanging', { skip: needsPostgres }, async (t) => {
+  let fixture!: Awaited<ReturnType<typeof seed>>
+  const target = await prepare(t, async (db) => { fixture = await seed(db, 1) })
+  const project = fixture.projects[0]!
+  const shutdownTimeoutMs = 1000
+  const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
+  const db = await target.open()
+
+  const locker = new pg.Client({ connectionString: target.env.DATABASE_URL })
+  await locker.connect()
+  t.teardown(() => locker.end())
+  await locker.query('BEGIN')
+  await locker.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [project.id])
+  const stuck = send(server.port, 'POST', UPDATE_NAME, {
+    token: fixture.writers[0]!.token, body: { project_id: project.publicId, name: 'Cut Off At The Deadline' }
+  })
+  t.ok(await waitFor(async () => (await waitingOnLocks(db)).length === 1, 10_000), 'the rename waits on the lock')
+
+  server.child.kill('SIGTERM')
+  t.equal(await exitWithin(server, shutdownTimeoutMs + 10_000), 1, 'the process exits 1 at the deadline')
+  t.match(server.output(), /killed by timeout \(1000ms\)/, 'saying why')
+  const res = await stuck
+  t.equal(res.status, 0, 'the request cut off gets no answer')
+  t.ok(['ECONNRESET', 'EPIPE'].includes(res.error ?? ''), `its connection is reset (${res.error})`)
+
+  // The exit leaves the statement behind in PostgreSQL, still waiting on the lock:
+  // PostgreSQL notices that its client is gone only when it answers. Released, it
+  // may commit a rename whose client saw a reset (an unknown outcome for it, as
+  // with any connection lost mid-request); whatever it does is whole.
+  const orphans = await waitingOnLocks(db)
+  await locker.query('ROLLBACK')
+  t.ok(await waitFor(async () => !(await backends(db)).some((pid) => orphans.includes(pid)), 10_000),
+    'the statement left behind ends once the lock is released')
+  const name = String((await projectRow(db, project.id)).name)
+  const activities = (await projectActivities(db, project.id)).map((a) => a.content)
+  if (name === project.name) t.same(activities, [], 'nothing was written')
+  else t.same([name, activities], ['Cut Off At The Deadline', [{ old_name: project.name, new_name: 'Cut Off At The Deadline' }]], 'the rename committed whole')
+  t.comment(`${orphans.length} statement(s) left waiting after the exit; once released: ${name === project.name ? 'nothing written' : 'the rename committed'}`)
+})
