@@ -16,7 +16,7 @@ t.test('defaults', async (t) => {
     RATE_LIMIT_MAX: 600,
     RATE_LIMIT_WINDOW_MS: 60000,
     TRUST_PROXY: 'false',
-    SHUTDOWN_TIMEOUT_MS: 10000
+    SHUTDOWN_TIMEOUT_MS: 25000
   })
   t.equal(config.DATABASE_URL, undefined)
   t.equal(config.REDIS_URL, undefined)
