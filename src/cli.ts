@@ -21,6 +21,8 @@ Commands:
   tokens list [--email <email>] [--json]
                                  list tokens (never their secrets)
   tokens revoke <token id>       revoke a token by its id (a UUID)
+  openapi [file]                 write the OpenAPI document to file (stdout without one);
+                                 needs no database
   help                           show this text
 
 The database comes from the environment: DATABASE_URL (PostgreSQL), or else the
@@ -84,6 +86,7 @@ type Command =
   | { kind: 'tokens create', email: string, readOnly: boolean, name: string | null, expiresInDays: number | null, json: boolean }
   | { kind: 'tokens list', email: string | undefined, json: boolean }
   | { kind: 'tokens revoke', id: string }
+  | { kind: 'openapi', file: string | undefined }
 
 function parseCommand (argv: string[]): Command {
   const [name, ...rest] = argv
@@ -145,6 +148,12 @@ function parseCommand (argv: string[]): Command {
     throw new UsageError(`unknown tokens subcommand '${sub}'`)
   }
 
+  if (name === 'openapi') {
+    const { values, positionals } = parse(rest, {}, 1)
+    if (values.help) return { kind: 'help' }
+    return { kind: 'openapi', file: positionals[0] }
+  }
+
   if (name.startsWith('-')) throw new UsageError(`unknown option '${name}'`)
   throw new UsageError(`unknown command '${name}'`)
 }
@@ -198,7 +207,32 @@ function tokenTable (tokens: TokenListing[]): string {
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
 }
 
-async function run (command: Exclude<Command, { kind: 'help' }>, db: Db, config: Config): Promise<void> {
+/**
+ * The document the server serves, from the app built as the server builds it. The
+ * configuration is the defaults, not the environment, so that the document is the
+ * same wherever it is generated; the database is never connected to.
+ */
+async function openapi (file: string | undefined): Promise<void> {
+  const [{ default: Fastify }, { default: app, appOptions }, { loadConfig }, { createDb }, { writeFile }] = await Promise.all([
+    import('fastify'), import('./app.js'), import('./config.js'), import('./db/index.js'), import('node:fs/promises')
+  ])
+  const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' })
+  const db = await createDb({ url: 'postgres://never-connected.invalid/openapi' })
+  const server = Fastify(appOptions(config))
+  try {
+    await server.register(app, { db, config })
+    await server.ready()
+    const text = JSON.stringify(server.swagger(), null, 2) + '\n'
+    if (file === undefined) process.stdout.write(text)
+    else await writeFile(file, text)
+  } finally {
+    await server.close()
+    await db.destroy()
+  }
+  if (file !== undefined) log(`wrote ${file}`)
+}
+
+async function run (command: Exclude<Command, { kind: 'help' } | { kind: 'openapi' }>, db: Db, config: Config): Promise<void> {
   const { createToken, listTokens, revokeToken, UnknownPersonError } = await import('./db/tokens.js')
   switch (command.kind) {
     case 'migrate':
@@ -257,6 +291,14 @@ async function main (argv: string[]): Promise<number> {
   if (command.kind === 'help') {
     out(USAGE)
     return 0
+  }
+  if (command.kind === 'openapi') {
+    try {
+      await openapi(command.file)
+      return 0
+    } catch (error) {
+      return failed(error)
+    }
   }
 
   let db: Db | undefined

@@ -5,18 +5,34 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp', examples: ['2026-11-21T09:30:00.000Z'] })
 export const DateOnly = Type.String({ format: 'date', description: 'Calendar date', examples: ['2026-12-31'] })
-export const Id = Type.String({ description: 'Public id: base62 of a UUID, optionally after a slug and a dash' })
+export const Id = Type.String({ description: 'Public id: base62 of a UUID, optionally after a slug and a dash', examples: ['1S9sHJdXziGMetRhKlyYI1'] })
 
 export const ErrorSchema = Type.Object({
-  statusCode: Type.Integer({ description: 'Equals the HTTP status' }),
-  error: Type.String({ description: 'HTTP reason phrase' }),
-  code: Type.String({ description: 'Stable machine-readable error code' }),
-  message: Type.String(),
+  statusCode: Type.Integer({ description: 'Equals the HTTP status', examples: [400] }),
+  error: Type.String({ description: 'HTTP reason phrase, as Node.js names the status', examples: ['Bad Request'] }),
+  code: Type.String({
+    description: 'Stable machine-readable error code: invalid_input, unauthenticated, read_only_token, forbidden, ' +
+      'not_found, route_not_found, method_not_allowed, payload_too_large, unsupported_media_type, rate_limited, ' +
+      'internal or unavailable',
+    examples: ['invalid_input']
+  }),
+  message: Type.String({ description: 'What went wrong, for people; never a stack trace or SQL', examples: ['name must not be blank'] }),
   details: Type.Optional(Type.Array(Type.Object({
-    path: Type.String({ description: 'JSON Pointer to the offending input' }),
-    message: Type.String()
-  }, { additionalProperties: false })))
-}, { $id: 'Error', additionalProperties: false })
+    path: Type.String({ description: 'JSON Pointer to the offending input', examples: ['/name'] }),
+    message: Type.String({ examples: ['must not be blank'] })
+  }, { additionalProperties: false }), { description: 'The offending fields of a 400 invalid_input' }))
+}, {
+  $id: 'Error',
+  description: 'The one envelope of every error response',
+  additionalProperties: false,
+  examples: [{
+    statusCode: 400,
+    error: 'Bad Request',
+    code: 'invalid_input',
+    message: 'name must not be blank',
+    details: [{ path: '/name', message: 'must not be blank' }]
+  }]
+})
 
 export type ErrorBody = Static<typeof ErrorSchema>
 

@@ -11,7 +11,7 @@ export const PersonSchema = Type.Object({
   title: Nullable(Type.String()),
   avatar_url: Nullable(Type.String()),
   type: Type.Enum(['human', 'guest'])
-}, strict)
+}, { ...strict, description: 'A person of the company' })
 
 const ContextualDate = Type.Object({
   date_type: Type.Enum(['day', 'month', 'quarter', 'year']),
@@ -22,15 +22,15 @@ const ContextualDate = Type.Object({
 export const TimeframeSchema = Type.Object({
   contextual_start_date: Nullable(ContextualDate),
   contextual_end_date: Nullable(ContextualDate)
-}, strict)
+}, { ...strict, description: 'Start and end, each as precise as it was planned (a day, a month, a quarter or a year)' })
 
 export const ContributorSchema = Type.Object({
   id: Id,
   role: Type.Enum(['champion', 'reviewer', 'contributor']),
   responsibility: Nullable(Type.String()),
-  access_level: Nullable(Type.Integer()),
+  access_level: Nullable(Type.Integer({ description: 'Access level of the binding: 10 view, 40 comment, 70 edit, 100 full' })),
   person: PersonSchema
-}, strict)
+}, { ...strict, description: 'A person working on the project and their role' })
 
 export const GoalSchema = Type.Object({
   id: Id,
@@ -60,7 +60,7 @@ export const CheckInSchema = Type.Object({
   inserted_at: Timestamp,
   acknowledged_at: Nullable(Timestamp),
   acknowledged_by: Nullable(PersonSchema)
-}, strict)
+}, { ...strict, description: "A check-in: the champion's report on how the project is going" })
 
 export const MilestoneSchema = Type.Object({
   id: Id,
@@ -119,19 +119,19 @@ export const AccessLevelsSchema = Type.Object({
   public: Type.Integer(),
   company: Type.Integer(),
   space: Type.Integer()
-}, strict)
+}, { ...strict, description: 'Access granted to everyone (public), to the company and to the members of the space: 0 none, 10 view, 40 comment, 70 edit, 100 full' })
 
 export const PermissionsSchema = Type.Object({
   can_view: Type.Boolean(),
   can_comment: Type.Boolean(),
   can_edit: Type.Boolean(),
   has_full_access: Type.Boolean()
-}, strict)
+}, { ...strict, description: "What the token's person may do on the project" })
 
 export const ProjectSchema = Type.Object({
   id: Id,
-  name: Type.String(),
-  description: Nullable(Type.String({ description: 'The JSON text exactly as last set' })),
+  name: Type.String({ description: 'Trimmed, 1 to 255 characters' }),
+  description: Nullable(Type.String({ description: 'The JSON text exactly as last set (usually a rich-text document)' })),
   goal_id: Nullable(Id),
   space_id: Id,
   access_levels: AccessLevelsSchema,
@@ -151,40 +151,134 @@ export const ProjectSchema = Type.Object({
   space: SpaceSchema,
   key_resources: Type.Array(KeyResourceSchema),
   last_check_in: Nullable(CheckInSchema),
-  milestones: Type.Array(MilestoneSchema),
+  milestones: Type.Array(MilestoneSchema, { description: 'In the order of milestones_ordering_state' }),
   next_milestone: Nullable(MilestoneSchema),
   milestones_ordering_state: Type.Array(Id),
-  my_role: Nullable(Type.Enum(['champion', 'reviewer', 'contributor'])),
-  notifications: Type.Array(NotificationSchema),
+  my_role: Nullable(Type.Enum(['champion', 'reviewer', 'contributor'], { description: "The token's person's role on the project" })),
+  notifications: Type.Array(NotificationSchema, { description: "The token's person's unread notifications about the project" }),
   permissions: PermissionsSchema,
   potential_subscribers: Type.Array(SubscriberSchema),
   subscription_list: Nullable(SubscriptionListSchema),
-  privacy: Type.Enum(['public', 'internal', 'confidential', 'secret']),
+  privacy: Type.Enum(['public', 'internal', 'confidential', 'secret'], { description: 'Derived from access_levels' }),
   retrospective: Nullable(RetrospectiveSchema),
   state: Type.Enum(['active', 'paused', 'closed']),
   status: Type.Enum(['on_track', 'caution', 'off_track', 'paused', 'outdated', 'pending', 'achieved', 'missed']),
-  success_status: Nullable(Type.Enum(['achieved', 'missed'])),
+  success_status: Nullable(Type.Enum(['achieved', 'missed'], { description: 'Set once the project is closed' })),
   task_statuses: Type.Array(TaskStatusSchema),
   tasks_kanban_state: Type.String({ description: 'JSON text of { "<status value>": [task ids] }' }),
   timeframe: Nullable(TimeframeSchema)
-}, strict)
+}, { ...strict, description: 'A project as the token\'s person sees it: person-specific fields (my_role, permissions, notifications, is_pinned) are theirs' })
 
 export type Project = Static<typeof ProjectSchema>
 export type Person = Static<typeof PersonSchema>
 
-export const ProjectResponseSchema = Type.Object({ project: ProjectSchema }, strict)
+// The examples of the OpenAPI document: the demo's Website Redesign as its champion
+// sees it after the two example requests below.
+const EXAMPLE_ID = 'website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh'
+const EXAMPLE_DESCRIPTION = JSON.stringify({
+  type: 'doc',
+  content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Launch the new site by January.' }] }]
+})
+const alice: Person = { id: '1S9sHJdXziGMetRhKlyYI1', full_name: 'Alice Johnson', email: 'alice@acme.test', title: 'Product Manager', avatar_url: null, type: 'human' }
+const erin: Person = { id: '6NZUsJ8JHMr98VzwbMu1jM', full_name: 'Erin Walsh', email: 'erin@acme.test', title: 'Chief Operating Officer', avatar_url: null, type: 'human' }
+const contentMigration = {
+  id: '0o7QS8MAMWsJO5g6keZCKW', title: 'Content migration', status: 'pending', description: null,
+  due_date: '2026-12-06', completed_at: null, inserted_at: '2026-09-23T01:57:00.245Z'
+} as const
 
-const ProjectIdField = Type.String({ description: 'Project id (or canonical UUID)', examples: ['website-redesign-4Ck0aqTnqYgPo0FVqTbLYS'] })
+const EXAMPLE_PROJECT: Project = {
+  id: 'website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh',
+  name: 'Website Redesign 2.0',
+  description: EXAMPLE_DESCRIPTION,
+  goal_id: 'double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h',
+  space_id: '4n4mP8tqsmWdH3FuGYjJlP',
+  access_levels: { public: 0, company: 40, space: 70 },
+  archived_at: null,
+  closed_at: null,
+  inserted_at: '2026-09-23T01:57:00.245Z',
+  updated_at: '2026-11-22T01:57:03.646Z',
+  next_check_in_scheduled_at: '2026-11-29T01:57:00.245Z',
+  next_update_scheduled_at: null,
+  is_archived: false,
+  is_outdated: false,
+  is_pinned: true,
+  champion: alice,
+  reviewer: erin,
+  contributors: [
+    { id: '5YGEXPcufFJnfaWmsKG0If', role: 'champion', responsibility: 'Owns the plan and the launch date', access_level: 100, person: alice },
+    { id: '3YC6eOuRHlDnQ2NrNK0B0o', role: 'reviewer', responsibility: 'Reviews check-ins and unblocks budget', access_level: 100, person: erin }
+  ],
+  goal: {
+    id: 'double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h',
+    name: 'Double self-serve sign-ups',
+    status: 'on_track',
+    is_closed: false,
+    is_archived: false,
+    timeframe: {
+      contextual_start_date: { date_type: 'quarter', value: 'Q4 2026', date: '2026-10-01' },
+      contextual_end_date: { date_type: 'quarter', value: 'Q4 2026', date: '2026-12-31' }
+    },
+    inserted_at: '2026-09-23T01:57:00.245Z',
+    updated_at: '2026-09-23T01:57:00.245Z'
+  },
+  space: { id: '4n4mP8tqsmWdH3FuGYjJlP', name: 'Product' },
+  key_resources: [
+    { id: '459qm535zu84l4MI7LDuh0', title: 'Designs', link: 'https://www.figma.com/file/acme-website-redesign', resource_type: 'figma' }
+  ],
+  last_check_in: {
+    id: '6xQytSgySkJ0k8j8IKjMOq',
+    status: 'on_track',
+    description: JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Designs are signed off.' }] }] }),
+    author: alice,
+    inserted_at: '2026-11-20T01:57:00.245Z',
+    acknowledged_at: '2026-11-21T01:57:00.245Z',
+    acknowledged_by: erin
+  },
+  milestones: [contentMigration],
+  next_milestone: contentMigration,
+  milestones_ordering_state: [contentMigration.id],
+  my_role: 'champion',
+  notifications: [],
+  permissions: { can_view: true, can_comment: true, can_edit: true, has_full_access: true },
+  potential_subscribers: [{ role: 'Owns the plan and the launch date', priority: true, is_subscribed: true, person: alice }],
+  subscription_list: {
+    id: '6RhECB4YkVUwvgK3z95sHO',
+    send_to_everyone: false,
+    subscriptions: [{ id: '5NVJuVki0Dv4oGiaEWAwW4', type: 'joined', canceled: false, person: alice }]
+  },
+  privacy: 'internal',
+  retrospective: null,
+  state: 'active',
+  status: 'on_track',
+  success_status: null,
+  task_statuses: [
+    { id: '6lcSTWDfMsOKWwOmEcwgAR', label: 'Not started', color: 'gray', index: 0, value: 'pending', closed: false },
+    { id: '34abQhOV21kCZ0QvtTwaMS', label: 'Done', color: 'green', index: 1, value: 'done', closed: true }
+  ],
+  tasks_kanban_state: '{"pending":[],"done":[]}',
+  timeframe: {
+    contextual_start_date: { date_type: 'day', value: 'Sep 23, 2026', date: '2026-09-23' },
+    contextual_end_date: { date_type: 'quarter', value: 'Q1 2027', date: '2027-03-31' }
+  }
+}
+
+export const ProjectResponseSchema = Type.Object({ project: ProjectSchema }, {
+  ...strict,
+  description: "The whole project, as the token's person sees it",
+  examples: [{ project: EXAMPLE_PROJECT }]
+})
+
+const ProjectIdField = Type.String({ description: 'Project id (or canonical UUID)', examples: [EXAMPLE_ID] })
 
 export const UpdateNameBodySchema = Type.Object({
   project_id: ProjectIdField,
   name: Type.String({ description: 'New name; trimmed, 1 to 255 characters, no control characters' })
-}, strict)
+}, { ...strict, examples: [{ project_id: EXAMPLE_ID, name: EXAMPLE_PROJECT.name }] })
 
 export const UpdateDescriptionBodySchema = Type.Object({
   project_id: ProjectIdField,
   description: Type.String({ description: 'JSON text (any JSON value but null), at most 512 KiB and 64 levels deep' })
-}, strict)
+}, { ...strict, examples: [{ project_id: EXAMPLE_ID, description: EXAMPLE_DESCRIPTION }] })
 
 // Operately's clients may ask for parts of the project with include_* flags; the
 // whole project is always returned, so the flags are accepted and change nothing.

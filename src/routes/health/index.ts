@@ -10,10 +10,13 @@ import { expectedMigrations } from '../../db/migrate.js'
 /** A readiness probe that waits longer than this has its answer already: not ready. */
 const READY_TIMEOUT_MS = 2000
 
-const LiveSchema = Type.Object({ status: Type.Literal('live') })
+const LiveSchema = Type.Object({ status: Type.Literal('live') }, { description: 'The process is up', examples: [{ status: 'live' }] })
 const ReadySchema = Type.Object({
   status: Type.Literal('ready'),
   migration: Type.String({ description: 'The newest migration applied' })
+}, {
+  description: 'The database answers and has every migration of this build',
+  examples: [{ status: 'ready', migration: '20261122000000_initial' }]
 })
 
 function notReady (message: string): ApiError {
@@ -26,16 +29,33 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/live', {
     config: { rateLimit: false },
-    schema: { summary: 'The process is up', tags: ['health'], security: [], response: { 200: LiveSchema } }
+    schema: {
+      operationId: 'checkLiveness',
+      summary: 'The process is up',
+      description: 'Liveness probe: answers without touching the database. No token, no rate limit.',
+      tags: ['health'],
+      security: [],
+      response: { 200: LiveSchema, 500: ErrorRef }
+    }
   }, async () => ({ status: 'live' as const }))
 
   fastify.get('/ready', {
     config: { rateLimit: false },
     schema: {
+      operationId: 'checkReadiness',
       summary: 'The database is reachable and its schema is current',
+      description: 'Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable ' +
+        'or not migrated to this build\'s newest migration. No token, no rate limit.',
       tags: ['health'],
       security: [],
-      response: { 200: ReadySchema, 503: ErrorRef }
+      response: {
+        200: ReadySchema,
+        500: ErrorRef,
+        503: Type.Ref('Error', {
+          description: 'Not ready: the database is unreachable, too slow or not migrated to this build',
+          examples: [notReady('the database is unavailable').body()]
+        })
+      }
     }
   }, async () => {
     let timer: NodeJS.Timeout | undefined

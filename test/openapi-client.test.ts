@@ -1,0 +1,101 @@
+// The API as a client generated from its OpenAPI document sees it: the committed
+// client types (test/openapi/api.d.ts) match the live document, and an openapi-fetch
+// client typed by them drives every operation of a listening server, success and
+// errors, with the database checked afterwards.
+import { readFile } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import createClient from 'openapi-fetch'
+import t from 'tap'
+import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from './helper.js'
+import type { paths } from './openapi/api.js'
+import { clientTypes, TYPES_FILE } from './openapi/generate.js'
+
+const { app, db } = await build(t)
+
+await app.listen({ host: '127.0.0.1', port: 0 })
+const { port } = app.server.address() as AddressInfo
+const baseUrl = `http://127.0.0.1:${port}`
+
+const company = await createCompany(db)
+const champion = await createPerson(db, company.id, { fullName: 'Client Champion' })
+const space = await createSpace(db, company.id, [champion.id])
+const project = await createProject(db, space, { name: 'Typed Client', access: { space: 70 } })
+await addContributor(db, project.id, champion.id, 'champion')
+const { token, id: tokenId } = await tokenFor(db, champion.email)
+
+const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${token}` } })
+const anonymous = createClient<paths>({ baseUrl })
+
+t.test('the committed client types are generated from the live document', async (t) => {
+  const doc = (await app.inject({ method: 'GET', url: '/api/external/v1/openapi.json' })).json<object>()
+  const committed = await readFile(TYPES_FILE, 'utf8')
+  t.equal(committed, await clientTypes(doc),
+    'test/openapi/api.d.ts is out of date: run `npm run openapi && npx tsx test/openapi/generate.ts`')
+})
+
+t.test('update_name', async (t) => {
+  const { data, error, response } = await api.POST('/api/external/v1/projects/update_name', {
+    body: { project_id: project.publicId, name: '  Typed Client 2  ' }
+  })
+  t.equal(response.status, 200)
+  t.equal(error, undefined)
+  if (!data) return t.fail('no body')
+  const name: string = data.project.name
+  t.equal(name, 'Typed Client 2')
+  t.equal(data.project.my_role, 'champion')
+  t.equal(data.project.permissions.can_edit, true)
+  t.equal((await projectRow(db, project.id)).name, 'Typed Client 2')
+  const activities = await projectActivities(db, project.id)
+  t.match(activities.at(-1), { action: 'project_renamed', author_id: champion.id, token_id: tokenId })
+})
+
+t.test('update_description', async (t) => {
+  const description = JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'From the typed client' }] }] })
+  const { data, response } = await api.POST('/api/external/v1/projects/update_description', {
+    body: { project_id: project.publicId, description }
+  })
+  t.equal(response.status, 200)
+  t.equal(data?.project.description, description)
+  t.equal((await projectRow(db, project.id)).description, description)
+  const activities = await projectActivities(db, project.id)
+  t.match(activities.at(-1), { action: 'project_description_changed', author_id: champion.id, token_id: tokenId })
+})
+
+t.test('get', async (t) => {
+  const { data, response } = await api.GET('/api/external/v1/projects/get', { params: { query: { id: project.publicId } } })
+  t.equal(response.status, 200)
+  if (!data) return t.fail('no body')
+  t.equal(data.project.name, 'Typed Client 2')
+  t.equal(data.project.space.id.length > 0, true)
+  t.same(data.project.access_levels, { public: 0, company: 0, space: 70 })
+  t.equal(data.project.champion?.full_name, 'Client Champion')
+})
+
+t.test('health probes', async (t) => {
+  const live = await anonymous.GET('/health/live')
+  t.equal(live.response.status, 200)
+  t.equal(live.data?.status, 'live')
+  const ready = await anonymous.GET('/health/ready')
+  t.equal(ready.response.status, 200)
+  t.equal(ready.data?.status, 'ready')
+  t.match(ready.data?.migration, /^\d{14}_/)
+})
+
+t.test('errors arrive as the typed envelope', async (t) => {
+  const unauthenticated = await anonymous.GET('/api/external/v1/projects/get', { params: { query: { id: project.publicId } } })
+  t.equal(unauthenticated.response.status, 401)
+  t.equal(unauthenticated.data, undefined)
+  const code: string | undefined = unauthenticated.error?.code
+  t.equal(code, 'unauthenticated')
+  t.equal(unauthenticated.error?.statusCode, 401)
+  t.equal(unauthenticated.response.headers.get('www-authenticate'), 'Bearer realm="api"')
+
+  const missing = await api.GET('/api/external/v1/projects/get', { params: { query: { id: 'no-such-project-4Ck0aqTnqYgPo0FVqTbLYS' } } })
+  t.equal(missing.response.status, 404)
+  t.same(missing.error, { statusCode: 404, error: 'Not Found', code: 'not_found', message: 'project not found' })
+
+  const blank = await api.POST('/api/external/v1/projects/update_name', { body: { project_id: project.publicId, name: ' ' } })
+  t.equal(blank.response.status, 400)
+  t.same(blank.error?.details, [{ path: '/name', message: 'must not be blank' }])
+  t.equal((await projectRow(db, project.id)).name, 'Typed Client 2', 'nothing changed')
+})
