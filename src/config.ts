@@ -10,6 +10,7 @@ export const ConfigSchema = Type.Object({
   DB_POOL_SIZE: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Connections per process' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest a statement may run' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest to wait for a connection' }),
+  DB_PREPARED_STATEMENTS: Type.Boolean({ default: true, description: 'Named prepared statements for the per-request queries; false behind PgBouncer older than 1.21 in transaction mode' }),
   BODY_LIMIT_BYTES: Type.Integer({ default: 1048576, minimum: 1024, maximum: 67108864, description: 'Largest request body accepted; larger gets 413' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'Least severe log level written' }),
   LOG_PRETTY: Type.Optional(Type.Boolean({ description: 'Human-readable logs; default: on when stdout is a terminal and NODE_ENV is not production' })),

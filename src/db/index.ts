@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 import type { Database } from './types.js'
+import { statementName } from './prepared.js'
 
 export type Db = Kysely<Database>
 
@@ -16,6 +17,8 @@ export interface DbOptions {
   poolSize?: number | undefined
   statementTimeoutMs?: number | undefined
   connectionTimeoutMs?: number | undefined
+  /** Send the per-request statements as named prepared statements (not through PgBouncer < 1.21 in transaction mode). */
+  preparedStatements?: boolean | undefined
   log?: LogConfig | undefined
 }
 
@@ -64,6 +67,20 @@ function lockDataDir (dataDir: string): () => void {
   return release
 }
 
+/**
+ * Makes a connection send the statements of prepared() by name: PostgreSQL parses
+ * them once per connection and may keep a generic plan, where an unnamed statement
+ * is parsed and planned on every call (the aggregate's planning costs about as much
+ * as running it).
+ */
+function nameStatements (client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  client.query = ((text: unknown, values?: unknown) => {
+    const name = typeof text === 'string' ? statementName(text) : undefined
+    return name === undefined ? query(text, values) : query({ name, text, values })
+  }) as typeof client.query
+}
+
 export async function createDb (options: DbOptions): Promise<Db> {
   if (options.url) {
     const pool = new pg.Pool({
@@ -81,7 +98,10 @@ export async function createDb (options: DbOptions): Promise<Db> {
     // during a query would raise an unhandled 'error'. The query still fails (503)
     // and the pool discards the client when it is released.
     pool.on('error', () => {})
-    pool.on('connect', (client) => { client.on('error', () => {}) })
+    pool.on('connect', (client) => {
+      client.on('error', () => {})
+      if (options.preparedStatements ?? true) nameStatements(client)
+    })
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log })
   }
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([
@@ -116,12 +136,14 @@ export function dbOptions (config: {
   DB_POOL_SIZE: number
   DB_STATEMENT_TIMEOUT_MS: number
   DB_CONNECTION_TIMEOUT_MS: number
+  DB_PREPARED_STATEMENTS: boolean
 }): DbOptions {
   return {
     url: config.DATABASE_URL,
     dataDir: config.DATABASE_URL ? undefined : config.DATA_DIR,
     poolSize: config.DB_POOL_SIZE,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS
+    connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
+    preparedStatements: config.DB_PREPARED_STATEMENTS
   }
 }

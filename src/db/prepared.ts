@@ -2,6 +2,7 @@
 // (the project aggregate) costs a good share of a request's CPU time, though only
 // its parameters ever change; a request fills in its values and runs the result
 // with db.executeQuery, so it still goes through Kysely and its log hook.
+import { createHash } from 'node:crypto'
 import {
   createQueryId, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
   type Compilable, type CompiledQuery
@@ -17,6 +18,19 @@ const compiler = new Kysely<Database>({
     createQueryCompiler: () => new PostgresQueryCompiler()
   }
 })
+
+// The text of each statement compiled here, and the name it is prepared under on a
+// PostgreSQL connection (see statementName).
+const NAMES = new Map<string, string>()
+
+/**
+ * The server-side name for a statement compiled by prepare(), or undefined for any
+ * other. Named statements are parsed and planned once per connection instead of on
+ * every call, and these are the statements every request runs.
+ */
+export function statementName (text: string): string | undefined {
+  return NAMES.get(text)
+}
 
 /**
  * Compiles a statement once, with a placeholder for each named value, and returns
@@ -35,6 +49,7 @@ export function prepare<K extends string, R> (
       throw new Error(`${name} must be a parameter of the statement`)
     }
   }
+  NAMES.set(compiled.sql, `api_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`)
   return (values) => ({
     ...compiled,
     queryId: createQueryId(),

@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Db } from './index.js'
+import { prepare } from './prepared.js'
 
 export const TOKEN_PREFIX = 'pat_'
 /** A century: longer than any token needs, and still a valid timestamp. */
@@ -107,37 +108,38 @@ export interface TokenOwner {
   rejection: 'revoked' | 'expired' | 'suspended' | null
 }
 
+const FIND_TOKEN = prepare(['digest'], (db, { digest }) => db
+  .with('t', (qb) => qb.selectFrom('api_tokens as t')
+    .innerJoin('people as p', 'p.id', 't.person_id')
+    .where('t.digest', '=', digest as unknown as Buffer)
+    .select((eb) => [
+      't.id as token_id', 't.person_id', 't.read_only', 't.last_used_at',
+      eb.case()
+        .when('t.revoked_at', 'is not', null).then(sql.lit('revoked'))
+        .when(sql<boolean>`t.expires_at <= now()`).then(sql.lit('expired'))
+        .when('p.suspended_at', 'is not', null).then(sql.lit('suspended'))
+        .else(null)
+        .end()
+        .$castTo<TokenOwner['rejection']>()
+        .as('rejection')
+    ]))
+  .with('touch', (qb) => qb.updateTable('api_tokens')
+    .set({ last_used_at: sql`now()` })
+    .from('t')
+    .whereRef('api_tokens.id', '=', 't.token_id')
+    .where('t.rejection', 'is', null)
+    .where((eb) => eb.or([
+      eb('t.last_used_at', 'is', null),
+      eb('t.last_used_at', '<', sql<Date>`now() - interval '1 minute'`)
+    ])))
+  .selectFrom('t')
+  .select(['token_id', 'person_id', 'read_only', 'rejection']))
+
 /**
  * Finds the token and its owner in one statement, and records its use at most
  * once a minute in the same round trip.
  */
 export async function findToken (db: Db, token: string): Promise<TokenOwner | null> {
-  const row = await db
-    .with('t', (qb) => qb.selectFrom('api_tokens as t')
-      .innerJoin('people as p', 'p.id', 't.person_id')
-      .where('t.digest', '=', tokenDigest(token))
-      .select((eb) => [
-        't.id as token_id', 't.person_id', 't.read_only', 't.last_used_at',
-        eb.case()
-          .when('t.revoked_at', 'is not', null).then(sql.lit('revoked'))
-          .when(sql<boolean>`t.expires_at <= now()`).then(sql.lit('expired'))
-          .when('p.suspended_at', 'is not', null).then(sql.lit('suspended'))
-          .else(null)
-          .end()
-          .$castTo<TokenOwner['rejection']>()
-          .as('rejection')
-      ]))
-    .with('touch', (qb) => qb.updateTable('api_tokens')
-      .set({ last_used_at: sql`now()` })
-      .from('t')
-      .whereRef('api_tokens.id', '=', 't.token_id')
-      .where('t.rejection', 'is', null)
-      .where((eb) => eb.or([
-        eb('t.last_used_at', 'is', null),
-        eb('t.last_used_at', '<', sql<Date>`now() - interval '1 minute'`)
-      ])))
-    .selectFrom('t')
-    .select(['token_id', 'person_id', 'read_only', 'rejection'])
-    .executeTakeFirst()
+  const { rows: [row] } = await db.executeQuery(FIND_TOKEN({ digest: tokenDigest(token) }))
   return row ?? null
 }

@@ -1,0 +1,55 @@
+// The per-request statements (token lookup, projects/get, the two mutations) go to
+// PostgreSQL as named prepared statements, parsed once per connection; everything
+// else stays unnamed; DB_PREPARED_STATEMENTS=false turns naming off.
+import Fastify from 'fastify'
+import { sql } from 'kysely'
+import t from 'tap'
+import app, { appOptions } from '../../src/app.js'
+import { createDb } from '../../src/db/index.js'
+import { createTestDatabase } from '../database.js'
+import { client, createCompany, createPerson, createProject, createSpace, testConfig, tokenFor } from '../helper.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+const skip = process.env.DATABASE_URL ? false : 'prepared statements are a property of PostgreSQL connections (set DATABASE_URL)'
+
+async function preparedOnOneConnection (t: Tap, preparedStatements: boolean) {
+  const database = await createTestDatabase()
+  t.teardown(() => database.close())
+  // One connection, so the session that ran the requests is the one asked afterwards.
+  const db = await createDb({ url: database.url, poolSize: 1, preparedStatements })
+  const config = testConfig()
+  const server = Fastify(appOptions(config))
+  await server.register(app, { db, config })
+  t.teardown(async () => {
+    await server.close()
+    await db.destroy()
+  })
+  const company = await createCompany(db)
+  const person = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id)
+  const project = await createProject(db, space, { access: { company: 70 } })
+  const api = client(server, (await tokenFor(db, person.email)).token)
+  for (let i = 0; i < 3; i++) {
+    t.equal((await api.get(project.publicId)).statusCode, 200)
+    const renamed = await api.updateName({ project_id: project.publicId, name: `Name ${i}` })
+    t.equal(renamed.statusCode, 200)
+    t.equal(renamed.json().project.name, `Name ${i}`)
+    t.equal((await api.updateDescription({ project_id: project.publicId, description: `{"v":${i}}` })).statusCode, 200)
+  }
+  const { rows } = await sql<{ name: string, statement: string }>`SELECT name, statement FROM pg_prepared_statements ORDER BY statement`.execute(db)
+  return rows
+}
+
+t.test('the per-request statements are prepared once per connection', { skip }, async (t) => {
+  const rows = await preparedOnOneConnection(t, true)
+  t.equal(rows.length, 4, 'token lookup, get, update_name, update_description: one each, however often they ran')
+  for (const row of rows) t.match(row.name, /^api_[0-9a-f]{24}$/)
+  t.equal(rows.filter((r) => /"api_tokens"/.test(r.statement) && !/update "projects"/.test(r.statement)).length, 1, 'the token lookup')
+  t.equal(rows.filter((r) => /update "projects"/.test(r.statement)).length, 2, 'the two mutations')
+})
+
+t.test('DB_PREPARED_STATEMENTS=false sends every statement unnamed', { skip }, async (t) => {
+  const rows = await preparedOnOneConnection(t, false)
+  t.same(rows, [])
+})
