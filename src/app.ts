@@ -8,6 +8,7 @@ import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import { ErrorSchema } from './schemas/common.js'
+import { redactTokens } from './errors.js'
 import dbPlugin from './plugins/db.js'
 import security from './plugins/security.js'
 import swagger from './plugins/swagger.js'
@@ -25,14 +26,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
 function requestId (request: RawRequestDefaultExpression): string {
   const given = request.headers['x-request-id']
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
-}
-
-// A token belongs in the Authorization header, but a client may still put one in
-// a URL; the logged URL never carries it.
-const TOKEN_IN_TEXT = /pat_[A-Za-z0-9_-]+/g
-
-export function redactTokens (text: string): string {
-  return text.replace(TOKEN_IN_TEXT, 'pat_[redacted]')
 }
 
 function trustProxy (value: string): boolean | number | string[] {
@@ -61,6 +54,7 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
       serializers: {
         req: (req) => ({
           method: req.method,
+          // A token belongs in the Authorization header, but a client may put one in a URL.
           url: redactTokens(req.url),
           remoteAddress: req.ip,
           userAgent: req.headers?.['user-agent']

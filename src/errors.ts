@@ -43,3 +43,10 @@ export function invalidInput (path: string, message: string): ApiError {
 export function projectNotFound (): ApiError {
   return new ApiError(404, 'not_found', 'project not found')
 }
+
+const TOKEN_IN_TEXT = /pat_[A-Za-z0-9_-]+/g
+
+/** Masks anything shaped like an API token, for text that is logged or echoed back. */
+export function redactTokens (text: string): string {
+  return text.replace(TOKEN_IN_TEXT, 'pat_[redacted]')
+}

@@ -3,7 +3,7 @@
 // known routes called with the wrong method (405 with Allow).
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, type Detail, type ErrorCode } from '../errors.js'
+import { ApiError, redactTokens, type Detail, type ErrorCode } from '../errors.js'
 
 const RETRY_AFTER_SECONDS = '1'
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
@@ -30,7 +30,9 @@ function validationDetail (e: AjvError): Detail {
 }
 
 function fromValidation (errors: AjvError[], context: string | undefined): ApiError {
-  const details = errors.map(validationDetail)
+  // A path names what the client sent, which may be a token sent as a field or a
+  // query parameter: masked in the answer and so in the log.
+  const details = errors.map(validationDetail).map((d) => ({ ...d, path: redactTokens(d.path) }))
   const where = context === 'querystring' ? 'query' : context ?? 'body'
   const message = details.map((d) => `${d.path ? d.path.slice(1).replaceAll('/', '.') : where} ${d.message}`).join('; ')
   return new ApiError(400, 'invalid_input', message, details)
@@ -91,7 +93,7 @@ export default fp(async (fastify) => {
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, fastify.initialConfig.bodyLimit)
     if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-    else request.log.info({ code: apiError.code, statusCode: apiError.statusCode }, apiError.message)
+    else request.log.info({ code: apiError.code, statusCode: apiError.statusCode }, redactTokens(apiError.message))
     return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body())
   })
 
