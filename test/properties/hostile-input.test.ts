@@ -1,0 +1,546 @@
+// Generated hostile requests against the whole Fastify pipeline (body parsing
+// included): random JSON and wrong types, huge and deeply nested values, lone
+// surrogates, NUL and control characters, invalid UTF-8, duplicate keys,
+// prototype-pollution keys, and every kind of Authorization and Content-Type
+// header, aimed at editable, read-only, invisible, archived, foreign and unknown
+// projects. A model written from the contract predicts each answer; after every
+// request the database shows that only the addressed project changed, only on a
+// 200, and exactly as asked.
+//
+// FUZZ_RUNS=k runs every property k times as often (a long run); FUZZ_SEED=n
+// replays a run (the seed is printed at the start and on failure); FUZZ_SHRINK=1
+// shrinks a failure to a small counterexample instead of stopping at the first.
+import { STATUS_CODES } from 'node:http'
+import { createHash, randomUUID } from 'node:crypto'
+import fc from 'fast-check'
+import type { LightMyRequestResponse } from 'fastify'
+import { sql } from 'kysely'
+import t, { type Test } from 'tap'
+import { revokeToken } from '../../src/db/tokens.js'
+import { shortId } from '../../src/ids.js'
+import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+
+const BASE = '/api/external/v1/projects'
+const BODY_LIMIT = 1024 * 1024
+const FACTOR = Math.max(1, Number(process.env.FUZZ_RUNS ?? 1))
+const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31))
+const SHRINK = process.env.FUZZ_SHRINK === '1'
+// 2,000 requests in a normal run.
+const RUNS = { update_name: 700, update_description: 700, get: 600 }
+
+t.comment(`fast-check seed ${SEED} (FUZZ_SEED=${SEED} replays this run), runs x${FACTOR}`)
+
+const { app, db } = await build(t)
+
+// The fixture: a person with every kind of token, and one project per way the
+// person can stand towards it.
+const company = await createCompany(db)
+const me = await createPerson(db, company.id)
+const suspended = await createPerson(db, company.id, { suspended: true })
+const mySpace = await createSpace(db, company.id, [me.id, suspended.id])
+const otherSpace = await createSpace(db, company.id)
+const elsewhere = await createCompany(db)
+const elsewhereSpace = await createSpace(db, elsewhere.id)
+
+const projects = {
+  editable: await createProject(db, mySpace, { access: { space: 70 }, description: '{"type":"doc","content":[]}' }),
+  closed: await createProject(db, mySpace, { access: { space: 70 }, state: 'closed' }),
+  readonly: await createProject(db, otherSpace, { access: { company: 40 } }),
+  invisible: await createProject(db, otherSpace, { access: { public: 0, company: 0, space: 0 } }),
+  archived: await createProject(db, mySpace, { access: { space: 70 }, archived: true }),
+  foreign: await createProject(db, elsewhereSpace, { access: { company: 70, space: 70 } })
+}
+await addContributor(db, projects.closed.id, me.id, 'champion')
+type Known = keyof typeof projects
+type Target = Known | 'unknown'
+const UNKNOWN_ID = randomUUID()
+const uuidOf = (target: Target) => target === 'unknown' ? UNKNOWN_ID : projects[target].id
+const VISIBLE: Record<Target, boolean> = { editable: true, closed: true, readonly: true, archived: true, invisible: false, foreign: false, unknown: false }
+/** What a valid mutation of an addressed project answers, per the contract. */
+const MUTATION: Record<Target, [number, string]> = {
+  editable: [200, ''],
+  closed: [200, ''],
+  readonly: [403, 'forbidden'],
+  invisible: [404, 'not_found'],
+  archived: [404, 'not_found'],
+  foreign: [404, 'not_found'],
+  unknown: [404, 'not_found']
+}
+
+const write = (await tokenFor(db, me.email)).token
+const readOnly = (await tokenFor(db, me.email, { readOnly: true })).token
+const revoked = await tokenFor(db, me.email)
+await revokeToken(db, revoked.id)
+const expired = await tokenFor(db, me.email, { expiresInDays: 1 })
+await db.updateTable('api_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', expired.id).execute()
+const ofSuspended = (await tokenFor(db, suspended.email)).token
+
+// --- generators -------------------------------------------------------------
+
+type AuthKind = 'write' | 'readonly' | 'invalid'
+interface Auth { header: string | undefined, kind: AuthKind }
+
+/** A valid header for the token: any case of the scheme, one or more spaces, surrounding whitespace. */
+const bearerFor = (token: string) => fc.record({
+  scheme: fc.constantFrom('Bearer', 'bearer', 'BEARER', 'bEaReR'),
+  gap: fc.constantFrom(' ', '  ', '    '),
+  before: fc.constantFrom('', ' ', '\t', ' \t '),
+  after: fc.constantFrom('', ' ', '\t', '  \t')
+}).map(({ scheme, gap, before, after }) => `${before}${scheme}${gap}${token}${after}`)
+
+const authArb: fc.Arbitrary<Auth> = fc.oneof(
+  { weight: 12, arbitrary: bearerFor(write).map((header) => ({ header, kind: 'write' as const })) },
+  { weight: 2, arbitrary: bearerFor(readOnly).map((header) => ({ header, kind: 'readonly' as const })) },
+  {
+    weight: 4,
+    arbitrary: fc.oneof(
+      fc.constant(undefined),
+      fc.constantFrom(
+        '', 'Bearer', 'Bearer ', 'Bearer    ', `Basic ${Buffer.from(`me:${write}`).toString('base64')}`, `Token ${write}`, write,
+        `Bearer${write}`, `Bearer ${write}x`, `Bearer ${write.slice(0, -1)}`, `Bearer ${write.toUpperCase()}`, `Bearer ${write} ${write}`,
+        `Bearer "${write}"`, `Bearer ${write},Bearer ${write}`, `Bearer ${revoked.token}`, `Bearer ${expired.token}`,
+        `Bearer ${ofSuspended}`, 'Bearer pat_', `Bearer pat_${'A'.repeat(43)}`, `Bearer ${write.slice(4)}`,
+        `Bearer ${'x'.repeat(10_000)}`, `Bearer ${write}\u0000`, `Bearer \u0000${write}`
+      ),
+      fc.string({ unit: 'binary', maxLength: 60 }).map((s) => `Bearer ${s}`),
+      fc.string({ unit: 'binary', maxLength: 60 })
+    ).map((header) => ({ header, kind: 'invalid' as const }))
+  }
+)
+
+interface ContentType { value: string | undefined, json: boolean }
+const contentTypeArb: fc.Arbitrary<ContentType> = fc.oneof(
+  {
+    weight: 12,
+    arbitrary: fc.constantFrom(
+      'application/json', 'application/json; charset=utf-8', 'application/json; charset=UTF-8', 'Application/JSON',
+      'application/json;charset="utf-8"', 'application/json ; charset=utf-8', 'application/json; foo=bar'
+    ).map((value) => ({ value, json: true }))
+  },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      undefined, '', 'text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x',
+      'application/jsonx', 'application/vnd.api+json', 'application/json, text/plain', 'application/json; charset=latin1',
+      'application/json; charset=utf-16', 'application/json; charset=iso-8859-1', 'application/json; charset=utf-8; charset=ascii'
+    ).map((value) => ({ value, json: false }))
+  }
+)
+
+/** An id addressing a project in each accepted form, or a hostile string addressing none. */
+interface IdChoice { id: string, target: Target | null }
+const idArb: fc.Arbitrary<IdChoice> = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      target: fc.constantFrom<Target>('editable', 'editable', 'editable', 'closed', 'closed', 'readonly', 'invisible', 'archived', 'foreign', 'unknown'),
+      form: fc.constantFrom('slugged', 'short', 'uuid', 'UUID', 'any-slug'),
+      slug: fc.stringMatching(/^[a-z0-9-]{0,24}$/)
+    }).map(({ target, form, slug }) => {
+      const uuid = uuidOf(target)
+      const id = form === 'slugged' && target !== 'unknown' ? projects[target].publicId
+        : form === 'uuid' ? uuid
+          : form === 'UUID' ? uuid.toUpperCase()
+            : form === 'any-slug' ? `${slug}-${shortId(uuid)}`
+              : shortId(uuid)
+      return { id, target }
+    })
+  },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u0000', '\u001f', '-', '\ud800', '\udfff', 'a', 'Z', '9', '😀'), maxLength: 30 }),
+      fc.constantFrom('', ' ', '\n\t', 'null', 'undefined', '0', '-', '--', 'x-', shortId(me.id), me.id, '0'.repeat(22), 'z'.repeat(22),
+        '00000000-0000-0000-0000-000000000000', `${'x'.repeat(70_000)}-${'y'.repeat(22)}`, '{"$ne":null}', "' OR 1=1 --")
+    ).map((id) => ({ id, target: null }))
+  }
+)
+
+/** Strings of exactly n code points, of one to four UTF-8 bytes each, combining marks included. */
+const codePoints = (min: number, max: number) => fc.integer({ min, max }).chain((n) =>
+  fc.array(fc.constantFrom('a', 'é', '中', '😀', '\u0301'), { minLength: n, maxLength: n }).map((cs) => cs.join('')))
+
+const nameArb: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: fc.constantFrom(' ', '\t', '\n', '\r', '\u00a0', '\u2003', '\ufeff', '\u0000', '\u0007', '\u001b', '\u001f', '\u007f', '\u0085', '\u2028', 'a', 'é', '😀', '\ud800', '\udc00'), maxLength: 20 }),
+  codePoints(250, 258),
+  fc.tuple(fc.constantFrom(' ', '\n', '\t \r\n', '\u00a0'), codePoints(253, 253)).map(([pad, core]) => `${pad}${core}${pad}`),
+  fc.constantFrom('x'.repeat(100_000), '\u0000', 'null', '"', '\\', '<script>alert(1)</script>', "Robert'); DROP TABLE projects;--", '${7*7}', '%s%n')
+)
+
+/** The deepest nesting of arrays and objects in a parsed JSON value, without recursion. */
+function depthOf (value: unknown): number {
+  let max = 0
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!
+    if (v !== null && typeof v === 'object') {
+      max = Math.max(max, d + 1)
+      for (const child of Object.values(v)) stack.push([child, d + 1])
+    }
+  }
+  return max
+}
+
+const nested = (depth: number, open: string[], close: string[]) => {
+  let text = '1'
+  for (let i = 0; i < depth; i++) text = `${open[i % open.length]}${text}${close[i % close.length]}`
+  return text
+}
+
+const descriptionArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: fc.json() },
+  { weight: 3, arbitrary: fc.tuple(fc.jsonValue(), fc.constantFrom(undefined, 0, 2, '\t')).map(([v, indent]) => JSON.stringify(v, null, indent)) },
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(fc.integer({ min: 1, max: 80 }), fc.boolean()).map(([depth, objects]) =>
+      objects ? nested(depth, ['{"a":', '['], ['}', ']']) : nested(depth, ['['], [']']))
+  },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'null', ' null ', '', ' ', '{', '[1,]', '{"a":1,}', "{'a':1}", 'NaN', 'Infinity', 'undefined', '01', '1e999', '-0', '"\\x41"',
+      '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', '[{"__proto__":null}]',
+      '"\ud800"', '"\\ud800"', '"a\u0000b"', '"\\u0000"', '1\u0000', '"\u2028\u2029"', '\ufeff{}', '{"a":1,"a":2}',
+      `"${'[['.repeat(1000)}"`, '["\\"[[[[[[[["]', '[' + '"x",'.repeat(50_000) + '"x"]',
+      '['.repeat(100_000) + ']'.repeat(100_000), '['.repeat(100_000), `"${'x'.repeat(512 * 1024 - 2)}"`, `"${'x'.repeat(512 * 1024 - 1)}"`,
+      `"${'é'.repeat(262_143)}"`, `"${'é'.repeat(262_144)}"`
+    )
+  }
+)
+
+// Invalid UTF-8: a lone continuation byte, an overlong NUL and slash, a CESU-8
+// surrogate, a code point past U+10FFFF, truncated sequences, bytes never used.
+const BAD_UTF8 = [[0x80], [0xbf], [0xc0, 0x80], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf],
+  [0xf4, 0x90, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xff], [0xfe], [0xc3]]
+
+interface Body {
+  payload: Buffer
+  /** The id the body carries and the project it addresses, when it is one of ours. */
+  id: IdChoice | null
+  /** Duplicate keys or a byte-order mark: the contract is silent, so a 400 is allowed too. */
+  lenient: boolean
+  label: string
+}
+
+/** Bodies for a mutation whose value field is `field`. */
+function bodyArb (field: 'name' | 'description', valueArb: fc.Arbitrary<string>): fc.Arbitrary<Body> {
+  const text = (label: string, id: IdChoice | null, payload: string | Buffer, lenient = false): Body =>
+    ({ payload: Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8'), id, lenient, label })
+  const value = fc.oneof({ weight: 8, arbitrary: valueArb }, { weight: 1, arbitrary: fc.jsonValue() as fc.Arbitrary<unknown> })
+  const idValue = fc.oneof({ weight: 8, arbitrary: idArb }, { weight: 1, arbitrary: fc.jsonValue().map((v) => ({ id: v as unknown as string, target: null })) })
+  return fc.oneof(
+    // The expected shape, with wrong types sometimes.
+    { weight: 20, arbitrary: fc.tuple(idValue, value).map(([id, v]) => text('fields', id, JSON.stringify({ project_id: id.id, [field]: v }))) },
+    // Missing, extra and prototype-polluting keys, in any order.
+    {
+      weight: 3,
+      arbitrary: fc.tuple(idArb, valueArb, fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'extra', 'name', 'description', 'Project_Id', ''),
+        fc.jsonValue(), fc.boolean(), fc.boolean()).map(([id, v, key, extra, drop, first]) => {
+        const fields = drop ? [`"project_id":${JSON.stringify(id.id)}`] : [`"project_id":${JSON.stringify(id.id)}`, `"${field}":${JSON.stringify(v)}`]
+        const odd = key === 'constructor' && typeof extra === 'object' ? `"constructor":{"prototype":${JSON.stringify(extra)}}` : `${JSON.stringify(key)}:${JSON.stringify(extra)}`
+        return text(`key ${key}`, id, `{${(first ? [odd, ...fields] : [...fields, odd]).join(',')}}`, key === field)
+      })
+    },
+    // Duplicate keys, hand-built: JSON.parse keeps the last.
+    {
+      weight: 2,
+      arbitrary: fc.tuple(idArb, idArb, valueArb, valueArb, fc.boolean()).map(([id1, id2, v1, v2, dupId]) => dupId
+        ? text('duplicate project_id', id2, `{"project_id":${JSON.stringify(id1.id)},"${field}":${JSON.stringify(v1)},"project_id":${JSON.stringify(id2.id)}}`, true)
+        : text(`duplicate ${field}`, id1, `{"project_id":${JSON.stringify(id1.id)},"${field}":${JSON.stringify(v1)},"${field}":${JSON.stringify(v2)}}`, true))
+    },
+    // Random JSON and random bytes.
+    { weight: 2, arbitrary: fc.json().map((json) => text('random JSON', null, json)) },
+    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => text('random bytes', null, Buffer.from(bytes))) },
+    // Invalid UTF-8 inside the value string; a byte-order mark before a valid body.
+    {
+      weight: 2,
+      arbitrary: fc.tuple(idArb, fc.constantFrom(...BAD_UTF8), fc.string({ maxLength: 8 })).map(([id, bad, around]) => {
+        const [head, tail] = JSON.stringify({ project_id: id.id, [field]: `${around}\u0001${around}` }).split('\\u0001') as [string, string]
+        return text('invalid UTF-8', id, Buffer.concat([Buffer.from(head), Buffer.from(bad), Buffer.from(tail)]))
+      })
+    },
+    { weight: 1, arbitrary: fc.tuple(idArb, valueArb).map(([id, v]) => text('BOM', id, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ project_id: id.id, [field]: v }))]), true)) },
+    // Deep nesting in place of the value, and bodies at and past the size limit.
+    {
+      weight: 1,
+      arbitrary: fc.tuple(idArb, fc.integer({ min: 1, max: 200_000 })).map(([id, depth]) =>
+        text('deep value', id, `{"project_id":${JSON.stringify(id.id)},"${field}":${'['.repeat(depth)}${']'.repeat(depth)}}`))
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(idArb, fc.integer({ min: -2, max: 2 })).map(([id, delta]) => {
+        const head = `{"project_id":${JSON.stringify(id.id)},"${field}":"`
+        return text(`body of limit${delta >= 0 ? '+' : ''}${delta} bytes`, id, `${head}${'x'.repeat(Math.max(0, BODY_LIMIT + delta - Buffer.byteLength(head) - 2))}"}`)
+      })
+    }
+  )
+}
+
+interface MutationRequest { op: 'update_name' | 'update_description', auth: Auth, contentType: ContentType, body: Body }
+interface GetRequest { op: 'get', auth: Auth, params: Array<[string, string]>, ids: IdChoice[] }
+
+const shorten = (s: string) => s.length > 200 ? `${s.slice(0, 200)}… (${s.length} chars)` : s
+function printable<T extends MutationRequest | GetRequest> (request: T): T {
+  return Object.assign(request, {
+    [fc.toStringMethod]: () => request.op === 'get'
+      ? `get ${JSON.stringify({ auth: request.auth, params: request.params.map(([k, v]) => [shorten(k), shorten(v)]) })}`
+      : `${request.op} ${JSON.stringify({ auth: request.auth, contentType: request.contentType, body: request.body.label, id: request.body.id && { id: shorten(String(request.body.id.id)), target: request.body.id.target } })} payload ${JSON.stringify(shorten(request.body.payload.toString('latin1')))}`
+  })
+}
+
+const mutationArb = (op: MutationRequest['op']) => fc.record({
+  auth: authArb,
+  contentType: contentTypeArb,
+  body: op === 'update_name' ? bodyArb('name', nameArb) : bodyArb('description', descriptionArb)
+}).map((r) => printable({ op, ...r }))
+
+const queryKeyArb = fc.oneof(
+  fc.constantFrom('id', 'ID', 'Id', 'include_milestones', 'include_contributors', 'include_x_1', 'include_', 'include_A', 'include-x',
+    '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'access_token', 'token', 'id[]', ''),
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 })
+)
+const queryValueArb = fc.oneof(fc.constantFrom('true', 'false', 'TRUE', '1', ''), fc.string({ unit: 'grapheme', maxLength: 12 }))
+
+const getArb: fc.Arbitrary<GetRequest> = fc.record({
+  auth: authArb,
+  id: fc.option(idArb, { freq: 8 }),
+  extra: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(fc.tuple(queryKeyArb, queryValueArb), { minLength: 1, maxLength: 3 }) }),
+  second: fc.oneof({ weight: 9, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: idArb })
+}).map(({ auth, id, extra, second }) => {
+  const params: Array<[string, string]> = []
+  if (id) params.push(['id', id.id])
+  params.push(...extra)
+  if (second) params.push(['id', second.id])
+  return printable({ op: 'get' as const, auth, params, ids: [id, second].filter((i) => i !== null) })
+})
+
+// --- the model ----------------------------------------------------------------
+
+interface Expected {
+  /** Allowed statuses with their codes; '' for a 200. */
+  outcomes: Array<[number, string]>
+  /** On a 200 of a mutation: the project, the column and the value it must then hold. */
+  change?: { target: Target, field: 'name' | 'description', value: string }
+  /** On a 200 of a get: the project answered. */
+  read?: Target
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/
+
+/** The stored name for a requested one, or null when the contract refuses it. */
+function expectedName (value: string): string | null {
+  if (LONE_SURROGATE.test(value)) return null
+  const name = value.trim()
+  if (name === '' || [...name].length > 255 || CONTROL.test(name)) return null
+  return name
+}
+
+function expectedDescription (value: string): string | null {
+  if (LONE_SURROGATE.test(value) || Buffer.byteLength(value, 'utf8') > 512 * 1024) return null
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(value)
+  } catch {
+    return null
+  }
+  return parsed === null || depthOf(parsed) > 64 ? null : value
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
+function expectMutation (request: MutationRequest): Expected {
+  const field = request.op === 'update_name' ? 'name' : 'description'
+  const reject = (status: number, code: string): Expected => ({ outcomes: [[status, code]] })
+  if (request.auth.kind === 'invalid') return reject(401, 'unauthenticated')
+  if (request.auth.kind === 'readonly') return reject(403, 'read_only_token')
+  const { payload, id, lenient } = request.body
+  if (!request.contentType.json) {
+    // No body at all: nothing that is "not JSON" was sent, so a 400 is as right as a 415.
+    return payload.length === 0
+      ? { outcomes: [[400, 'invalid_input'], [415, 'unsupported_media_type']] }
+      : reject(415, 'unsupported_media_type')
+  }
+  if (payload.length > BODY_LIMIT) return reject(413, 'payload_too_large')
+  const invalid = reject(400, 'invalid_input')
+  let body: unknown
+  try {
+    body = JSON.parse(strictUtf8.decode(payload))
+  } catch {
+    return invalid
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return invalid
+  const keys = Object.keys(body)
+  if (keys.length !== 2 || !keys.includes('project_id') || !keys.includes(field)) return invalid
+  const projectId = (body as Record<string, unknown>).project_id
+  const value = (body as Record<string, unknown>)[field]
+  if (typeof projectId !== 'string' || typeof value !== 'string' || projectId.trim() === '') return invalid
+  const stored = field === 'name' ? expectedName(value) : expectedDescription(value)
+  if (stored === null) return invalid
+  const target: Target = id !== null && id.target !== null && id.id === projectId ? id.target : 'unknown'
+  const [status, code] = MUTATION[target]
+  const expected: Expected = { outcomes: [[status, code]], ...(status === 200 ? { change: { target, field, value: stored } } : {}) }
+  if (lenient) expected.outcomes.push([400, 'invalid_input'])
+  return expected
+}
+
+const INCLUDE = /^include_[a-z0-9_]+$/
+
+function expectGet (request: GetRequest): Expected {
+  if (request.auth.kind === 'invalid') return { outcomes: [[401, 'unauthenticated']] }
+  const invalid: Expected = { outcomes: [[400, 'invalid_input']] }
+  const ids = request.params.filter(([k]) => k === 'id')
+  if (ids.length !== 1) return invalid
+  const counts = new Map<string, number>()
+  for (const [key, value] of request.params) {
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+    if (key !== 'id' && !(INCLUDE.test(key) && (value === 'true' || value === 'false'))) return invalid
+  }
+  if ([...counts.values()].some((n) => n > 1)) return invalid
+  const id = ids[0]![1]
+  if (id.trim() === '') return invalid
+  const target: Target = request.ids.find((choice) => choice.id === id)?.target ?? 'unknown'
+  return VISIBLE[target] ? { outcomes: [[200, '']], read: target } : { outcomes: [[404, 'not_found']] }
+}
+
+// --- sending and checking ----------------------------------------------------------
+
+/** Percent-encodes a query component; a lone surrogate goes as the bytes a careless client would send. */
+function encode (text: string): string {
+  return [...text].map((ch) => /^[\ud800-\udfff]$/.test(ch)
+    ? [...Buffer.from([0xe0 | (ch.charCodeAt(0) >> 12), 0x80 | ((ch.charCodeAt(0) >> 6) & 0x3f), 0x80 | (ch.charCodeAt(0) & 0x3f)])].map((b) => `%${b.toString(16).toUpperCase()}`).join('')
+    : encodeURIComponent(ch)).join('')
+}
+
+function send (request: MutationRequest | GetRequest): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = {}
+  if (request.auth.header !== undefined) headers.authorization = request.auth.header
+  if (request.op === 'get') {
+    const query = request.params.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')
+    return app.inject({ method: 'GET', url: `${BASE}/get${query ? `?${query}` : ''}`, headers })
+  }
+  if (request.contentType.value !== undefined) headers['content-type'] = request.contentType.value
+  return app.inject({ method: 'POST', url: `${BASE}/${request.op}`, headers, payload: request.body.payload })
+}
+
+interface Row { name: string, description: string | null, updated_at: string, rest: string }
+interface Snapshot { activities: number, rows: Map<string, Row> }
+
+/**
+ * Every project row and the number of activities. A row is the digests of its name,
+ * its description (up to 512 KiB, so it travels as md5 of its UTF-8 bytes, compared
+ * with the digest of the value asked) and of all its other columns but updated_at.
+ */
+async function snapshot (): Promise<Snapshot> {
+  const { rows } = await sql<Row & { id: string, activities: string }>`
+    SELECT p.id, md5(p.name) AS name, md5(p.description) AS description, to_jsonb(p.updated_at)::text AS updated_at,
+           md5((to_jsonb(p) - 'name' - 'description' - 'updated_at')::text) AS rest,
+           (SELECT count(*) FROM activities) AS activities
+    FROM projects p`.execute(db)
+  return {
+    activities: Number(rows[0]!.activities),
+    rows: new Map(rows.map(({ id, name, description, updated_at, rest }) => [id, { name, description, updated_at, rest }]))
+  }
+}
+
+// Requests run one at a time and nothing else writes, so the state after one
+// request is the state before the next: one snapshot per request.
+let latest: Snapshot | undefined
+
+const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex')
+
+const LEAK = /\bat \S+ \(|\.ts:\d|\.js:\d|\bSELECT\b|\bUPDATE\b|\bINSERT\b|\bprojects\b|\bapi_tokens\b|\bactivities\b/
+
+function check (condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message)
+}
+
+/** The error envelope, exactly as the contract words it. */
+function checkEnvelope (res: LightMyRequestResponse): { code: string } {
+  check(/^application\/json/.test(String(res.headers['content-type'])), `error with content-type ${res.headers['content-type']}`)
+  const body = res.json()
+  const keys = Object.keys(body).sort()
+  check(['code', 'error', 'message', 'statusCode'].every((k) => keys.includes(k)) && keys.every((k) => ['code', 'details', 'error', 'message', 'statusCode'].includes(k)), `envelope keys ${keys.join(',')}`)
+  check(body.statusCode === res.statusCode, `statusCode ${body.statusCode} in a ${res.statusCode}`)
+  check(body.error === STATUS_CODES[res.statusCode], `error ${body.error} in a ${res.statusCode}`)
+  check(typeof body.code === 'string' && typeof body.message === 'string' && body.message !== '', 'code and message are strings')
+  if ('details' in body) {
+    check(res.statusCode === 400 && body.code === 'invalid_input', `details on a ${res.statusCode} ${body.code}`)
+    check(Array.isArray(body.details) && body.details.length > 0 && body.details.every((d: Record<string, unknown>) =>
+      Object.keys(d).sort().join() === 'message,path' && typeof d.path === 'string' && typeof d.message === 'string'), 'details are {path, message}')
+  }
+  check(!LEAK.test(res.body), `internals in an error: ${res.body.slice(0, 300)}`)
+  return body
+}
+
+const pristine = Object.getOwnPropertyNames(Object.prototype).sort().join()
+
+/** Sends one request and checks it against the model and the database; returns the status. */
+async function exercise (request: MutationRequest | GetRequest): Promise<number> {
+  const expected = request.op === 'get' ? expectGet(request) : expectMutation(request)
+  const target = request.op === 'get' ? request.ids.find((choice) => choice.target !== null)?.target : request.body.id?.target
+  const addressed = target ? uuidOf(target) : UNKNOWN_ID
+  const all = latest ?? await snapshot()
+  const res = await send(request)
+  const allAfter = latest = await snapshot()
+  const before = { activities: all.activities, row: all.rows.get(addressed) ?? null }
+  const after = { activities: allAfter.activities, row: allAfter.rows.get(addressed) ?? null }
+  const others = (s: Snapshot) => JSON.stringify([...s.rows].filter(([id]) => id !== addressed).sort(([a], [b]) => a < b ? -1 : 1))
+
+  check(res.statusCode < 500, `a ${res.statusCode}: ${res.body.slice(0, 300)}`)
+  const code = res.statusCode === 200 ? '' : checkEnvelope(res).code
+  check(expected.outcomes.some(([s, c]) => s === res.statusCode && c === code),
+    `expected ${expected.outcomes.map(([s, c]) => `${s} ${c}`).join(' or ')}, got ${res.statusCode} ${code}: ${res.body.slice(0, 300)}`)
+  check(others(allAfter) === others(all), 'another project changed')
+  check(Object.getOwnPropertyNames(Object.prototype).sort().join() === pristine && ({} as Record<string, unknown>).polluted === undefined, 'Object.prototype polluted')
+
+  if (res.statusCode === 200 && expected.change) {
+    const { target, field, value } = expected.change
+    const project = res.json().project
+    check(project[field] === value, `answered ${field} ${JSON.stringify(String(project[field]).slice(0, 100))}, asked ${JSON.stringify(value.slice(0, 100))}`)
+    check(typeof project.id === 'string' && project.id.endsWith(shortId(uuidOf(target))), 'answered the addressed project')
+    const row = after.row!
+    check(row[field] === md5(value), `stored ${field} is not the ${JSON.stringify(value.slice(0, 100))} asked`)
+    const changed = before.row![field] !== md5(value)
+    check(after.activities === before.activities + (changed ? 1 : 0), `${after.activities - before.activities} activities for a ${changed ? 'change' : 'no-op'}`)
+    const other = field === 'name' ? 'description' : 'name'
+    check(row.rest === before.row!.rest && row[other] === before.row![other], `columns other than ${field} changed`)
+    check(changed || row.updated_at === before.row!.updated_at, 'updated_at moved on a no-op')
+  } else {
+    check(JSON.stringify(after.row) === JSON.stringify(before.row), `the addressed project changed on a ${res.statusCode}`)
+    check(after.activities === before.activities, `an activity was recorded on a ${res.statusCode}`)
+  }
+  if (res.statusCode === 200 && expected.read) {
+    const project = res.json().project
+    check(project.id.endsWith(shortId(uuidOf(expected.read))), 'get answered the addressed project')
+    check(md5(project.name) === after.row?.name && (project.description === null ? after.row.description === null : md5(project.description) === after.row.description),
+      'get answered the stored name and description')
+  }
+  return res.statusCode
+}
+
+async function property (t: Test, name: string, arb: fc.Arbitrary<MutationRequest | GetRequest>, runs: number) {
+  const statuses = new Map<number, number>()
+  try {
+    await fc.assert(fc.asyncProperty(arb, async (request) => {
+      const status = await exercise(request)
+      statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    }), { numRuns: runs * FACTOR, seed: SEED, endOnFailure: !SHRINK })
+    const total = [...statuses.values()].reduce((a, b) => a + b, 0)
+    t.pass(`${name}: ${total} generated requests answered as the contract says`)
+    t.comment(`${name} statuses: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(', ')}`)
+  } catch (error) {
+    // fast-check's message carries the seed, the path and the counterexample; the cause says what broke.
+    const cause = error instanceof Error && error.cause instanceof Error ? `\nCause: ${error.cause.message}` : ''
+    t.fail(`${name}: ${error instanceof Error ? error.message : String(error)}${cause}`)
+  }
+}
+
+t.test('update_name: hostile bodies, headers and ids', (t) => property(t, 'update_name', mutationArb('update_name'), RUNS.update_name))
+t.test('update_description: hostile bodies, headers and ids', (t) => property(t, 'update_description', mutationArb('update_description'), RUNS.update_description))
+t.test('get: hostile query strings, headers and ids', (t) => property(t, 'get', getArb, RUNS.get))

@@ -1,0 +1,370 @@
+// The security matrix: every kind of token, against every operation, on a project
+// of every privacy and an archived one, answered with exactly the status and code
+// the contract gives (an explicit table, not the server's logic again). Beside it:
+// tokens are nowhere in the database or the logs in clear, errors carry no stack
+// or SQL, an invisible project's 404 is byte for byte the 404 of one that does
+// not exist, and a body over the limit is a 413 that writes nothing.
+import { randomBytes, randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import { sql } from 'kysely'
+import t, { type Test } from 'tap'
+import app, { appOptions } from '../../src/app.js'
+import type { Db } from '../../src/db/index.js'
+import { revokeToken } from '../../src/db/tokens.js'
+import { shortId } from '../../src/ids.js'
+import { createTestDatabase } from '../database.js'
+import { build, createCompany, createPerson, createProject, createSpace, testConfig, tokenFor } from '../helper.js'
+
+const BASE = '/api/external/v1/projects'
+const REALM = 'Bearer realm="api"'
+const INVALID_TOKEN = 'Bearer realm="api", error="invalid_token"'
+const INSUFFICIENT_SCOPE = 'Bearer realm="api", error="insufficient_scope"'
+// A stack frame, a source position or SQL; in an error, also the name of a table
+// (a Project legitimately has a key named like one: notifications).
+const LEAK = /\bat \S+ \(|\bat file:|\.ts:\d|\.js:\d|\b(SELECT|UPDATE|INSERT|DELETE)\b|relation "/
+const TABLE_NAME = /\b(companies|people|spaces|space_members|goals|projects|project_contributors|project_pins|project_milestones|project_key_resources|project_check_ins|project_retrospectives|project_task_statuses|subscription_lists|subscriptions|api_tokens|activities|notifications)\b/
+
+type Kind = 'write' | 'read_only' | 'expired' | 'revoked' | 'suspended' | 'foreign' | 'malformed' | 'other_scheme' | 'empty' | 'missing'
+type Op = 'update_name' | 'update_description' | 'get'
+type Visibility = 'public' | 'internal' | 'confidential' | 'secret' | 'archived'
+const VISIBILITIES: Visibility[] = ['public', 'internal', 'confidential', 'secret', 'archived']
+
+// Who is who: `member` belongs to the company and to the space of every project
+// below, and is no contributor; `outsider` belongs to another company.
+// public       public 10, company 40, space 70: member edits (space), outsider views (public)
+// internal     company 40:                      member views (company), outsider sees nothing
+// confidential space 70:                        member edits (space), outsider sees nothing
+// secret       none:                            nobody sees it (no binding, no admin)
+// archived     company 70, space 70, archived:  member may read it, no one may change it
+//
+// Cells: 200, 401 (unauthenticated), 403:forbidden, 403:read_only_token, 404 (not_found).
+const TABLE = `
+kind          op                  public               internal             confidential         secret  archived
+write         update_name         200                  403:forbidden        200                  404     404
+write         update_description  200                  403:forbidden        200                  404     404
+write         get                 200                  200                  200                  404     200
+read_only     update_name         403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     update_description  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     get                 200                  200                  200                  404     200
+foreign       update_name         403:forbidden        404                  404                  404     404
+foreign       update_description  403:forbidden        404                  404                  404     404
+foreign       get                 200                  404                  404                  404     404
+expired       update_name         401                  401                  401                  401     401
+expired       update_description  401                  401                  401                  401     401
+expired       get                 401                  401                  401                  401     401
+revoked       update_name         401                  401                  401                  401     401
+revoked       update_description  401                  401                  401                  401     401
+revoked       get                 401                  401                  401                  401     401
+suspended     update_name         401                  401                  401                  401     401
+suspended     update_description  401                  401                  401                  401     401
+suspended     get                 401                  401                  401                  401     401
+malformed     update_name         401                  401                  401                  401     401
+malformed     update_description  401                  401                  401                  401     401
+malformed     get                 401                  401                  401                  401     401
+other_scheme  update_name         401                  401                  401                  401     401
+other_scheme  update_description  401                  401                  401                  401     401
+other_scheme  get                 401                  401                  401                  401     401
+empty         update_name         401                  401                  401                  401     401
+empty         update_description  401                  401                  401                  401     401
+empty         get                 401                  401                  401                  401     401
+missing       update_name         401                  401                  401                  401     401
+missing       update_description  401                  401                  401                  401     401
+missing       get                 401                  401                  401                  401     401
+`
+
+/** WWW-Authenticate on a 401 by kind: with error="invalid_token" whenever a non-empty Bearer token was presented. */
+const CHALLENGE: Partial<Record<Kind, string>> = {
+  expired: INVALID_TOKEN, revoked: INVALID_TOKEN, suspended: INVALID_TOKEN, malformed: INVALID_TOKEN,
+  other_scheme: REALM, empty: REALM, missing: REALM
+}
+
+const DEFAULT_CODE: Record<number, string> = { 401: 'unauthenticated', 404: 'not_found' }
+const expected = new Map<string, { status: number, code: string | null }>()
+for (const line of TABLE.trim().split('\n').slice(1)) {
+  const [kind, op, ...cells] = line.trim().split(/\s+/)
+  cells.forEach((cell, i) => {
+    const [status, code] = cell.split(':')
+    expected.set(`${kind} ${op} ${VISIBILITIES[i]}`, { status: Number(status), code: code ?? DEFAULT_CODE[Number(status)] ?? null })
+  })
+}
+
+const { app: server, db } = await build(t)
+
+const company = await createCompany(db)
+const member = await createPerson(db, company.id)
+const suspendedPerson = await createPerson(db, company.id, { suspended: true })
+const space = await createSpace(db, company.id, [member.id, suspendedPerson.id])
+const globex = await createCompany(db)
+const outsider = await createPerson(db, globex.id)
+
+const projects: Record<Visibility, Awaited<ReturnType<typeof createProject>>> = {
+  public: await createProject(db, space, { access: { public: 10, company: 40, space: 70 } }),
+  internal: await createProject(db, space, { access: { company: 40 } }),
+  confidential: await createProject(db, space, { access: { space: 70 } }),
+  secret: await createProject(db, space, { access: { public: 0, company: 0, space: 0 } }),
+  archived: await createProject(db, space, { access: { company: 70, space: 70 }, archived: true })
+}
+
+const write = await tokenFor(db, member.email)
+const readOnly = await tokenFor(db, member.email, { readOnly: true })
+const expired = await tokenFor(db, member.email, { expiresInDays: 1 })
+await db.updateTable('api_tokens').set({ expires_at: new Date(Date.now() - 60_000) }).where('id', '=', expired.id).execute()
+const revoked = await tokenFor(db, member.email)
+await revokeToken(db, revoked.id)
+const suspended = await tokenFor(db, suspendedPerson.email)
+const foreign = await tokenFor(db, outsider.email)
+const issued = [write, readOnly, expired, revoked, suspended, foreign]
+
+const AUTHORIZATION: Record<Kind, string | undefined> = {
+  write: `Bearer ${write.token}`,
+  read_only: `Bearer ${readOnly.token}`,
+  expired: `Bearer ${expired.token}`,
+  revoked: `Bearer ${revoked.token}`,
+  suspended: `Bearer ${suspended.token}`,
+  foreign: `Bearer ${foreign.token}`,
+  malformed: `Bearer ${write.token.slice(0, 20)}!!${write.token.slice(22)}`,
+  other_scheme: `Basic ${Buffer.from(`${member.email}:${write.token}`).toString('base64')}`,
+  empty: 'Bearer   ',
+  missing: undefined
+}
+
+let serial = 0
+
+function call (target: FastifyInstance, op: Op, id: string, authorization: string | undefined, value?: string) {
+  const headers: Record<string, string> = authorization === undefined ? {} : { authorization }
+  if (op === 'get') return target.inject({ method: 'GET', url: `${BASE}/get`, query: { id }, headers })
+  const field = op === 'update_name' ? 'name' : 'description'
+  return target.inject({ method: 'POST', url: `${BASE}/${op}`, headers, payload: { project_id: id, [field]: value } })
+}
+
+async function rowState (id: string) {
+  const { rows } = await sql<{ row: string, activities: string }>`
+    SELECT (SELECT to_jsonb(p)::text FROM projects p WHERE p.id = ${id}) AS row,
+           (SELECT count(*) FROM activities) AS activities`.execute(db)
+  return { row: rows[0]!.row, activities: Number(rows[0]!.activities) }
+}
+
+function checkEnvelope (t: Test, res: LightMyRequestResponse, status: number, code: string | null, what: string) {
+  t.match(res.headers['content-type'], /^application\/json/, `${what}: JSON`)
+  t.same(res.json(), { statusCode: status, error: STATUS_CODES[status], code, message: res.json().message }, `${what}: the envelope, no details`)
+  t.type(res.json().message, 'string')
+}
+
+t.test('every token kind × operation × visibility answers as the table says', async (t) => {
+  t.equal(expected.size, 10 * 3 * 5, 'the table has a cell for every combination')
+  for (const kind of Object.keys(AUTHORIZATION) as Kind[]) {
+    for (const op of ['update_name', 'update_description', 'get'] as Op[]) {
+      for (const visibility of VISIBILITIES) {
+        const what = `${kind} ${op} ${visibility}`
+        const want = expected.get(what)!
+        const project = projects[visibility]
+        const value = op === 'update_name' ? `Renamed ${++serial}` : JSON.stringify({ type: 'doc', serial: ++serial })
+        const before = await rowState(project.id)
+        const res = await call(server, op, project.publicId, AUTHORIZATION[kind], value)
+        const after = await rowState(project.id)
+
+        t.equal(res.statusCode, want.status, `${what}: ${want.status} ${want.code ?? ''} (${res.body.slice(0, 120)})`)
+        t.notMatch(res.body, LEAK, `${what}: no stack trace or SQL`)
+        if (want.status === 200) {
+          const body = res.json().project
+          t.equal(body.id.endsWith(shortId(project.id)), true, `${what}: the addressed project`)
+          if (visibility !== 'archived') t.equal(body.privacy, visibility, `${what}: privacy ${visibility}`)
+          t.equal(body.is_archived, visibility === 'archived')
+          if (op === 'get') {
+            t.equal(after.row, before.row, `${what}: nothing written`)
+          } else {
+            const field = op === 'update_name' ? 'name' : 'description'
+            t.equal(body[field], value, `${what}: answered with the new ${field}`)
+            t.equal(JSON.parse(after.row)[field], value, `${what}: stored`)
+            t.equal(after.activities, before.activities + 1, `${what}: one activity`)
+          }
+        } else {
+          checkEnvelope(t, res, want.status, want.code, what)
+          t.notMatch(res.body, TABLE_NAME, `${what}: no table names`)
+          t.equal(after.row, before.row, `${what}: nothing written`)
+          t.equal(after.activities, before.activities, `${what}: no activity`)
+        }
+        const challenge = want.status === 401 ? CHALLENGE[kind] : want.code === 'read_only_token' ? INSUFFICIENT_SCOPE : undefined
+        t.equal(res.headers['www-authenticate'], challenge, `${what}: WWW-Authenticate ${challenge ?? 'absent'}`)
+      }
+    }
+  }
+})
+
+t.test('no token is stored in clear: every column of every table', async (t) => {
+  const { rows: tables } = await sql<{ name: string }>`
+    SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) AS name FROM pg_tables
+    WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1`.execute(db)
+  const names = tables.map((r) => r.name)
+  t.ok(names.some((n) => n.endsWith('api_tokens')), 'api_tokens is searched')
+  t.ok(names.some((n) => n.endsWith('activities')), 'activities is searched')
+
+  const count = async (needle: string) => {
+    let hits = 0
+    for (const table of names) {
+      const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.raw(table)} t WHERE strpos(to_jsonb(t)::text, ${needle}) > 0`.execute(db)
+      hits += Number(rows[0]!.n)
+    }
+    return hits
+  }
+  t.ok(await count(member.email) > 0, 'the search finds what is there (an e-mail)')
+  t.equal(Number((await sql<{ n: string }>`SELECT count(*) AS n FROM api_tokens`.execute(db)).rows[0]!.n), issued.length, 'the tokens exist')
+  for (const { token } of issued) {
+    const secret = token.slice(token.indexOf('_') + 1)
+    t.equal(await count(token), 0, `token ${token.slice(0, 8)}… nowhere`)
+    t.equal(await count(secret), 0, `its secret part ${secret.slice(0, 4)}… nowhere`)
+    t.equal(await count(secret.slice(0, 16)), 0, 'not even its first 16 characters')
+  }
+})
+
+t.test("an invisible project's 404 is byte for byte the 404 of a project that does not exist", async (t) => {
+  const missing = randomUUID()
+  // Drop only what differs on every response by design.
+  const headers = (res: LightMyRequestResponse) => {
+    const { date: _d, 'x-request-id': _r, ...rest } = res.headers
+    return rest
+  }
+  const cases: Array<[string, string | undefined, string]> = [
+    ['secret, member', AUTHORIZATION.write, projects.secret.publicId],
+    ['secret by short id, member', AUTHORIZATION.write, shortId(projects.secret.id)],
+    ['secret by UUID, member', AUTHORIZATION.write, projects.secret.id],
+    ['confidential, outsider', AUTHORIZATION.foreign, projects.confidential.publicId],
+    ['internal, outsider', AUTHORIZATION.foreign, projects.internal.publicId]
+  ]
+  for (const op of ['update_name', 'update_description', 'get'] as Op[]) {
+    const value = op === 'update_name' ? 'Probe' : '{"probe":true}'
+    const absent = await call(server, op, shortId(missing), AUTHORIZATION.write, value)
+    t.equal(absent.statusCode, 404)
+    for (const [what, authorization, id] of cases) {
+      const res = await call(server, op, id, authorization, value)
+      t.equal(res.statusCode, 404, `${op}, ${what}: 404`)
+      t.equal(res.body, absent.body, `${op}, ${what}: same body bytes`)
+      t.same(headers(res), headers(absent), `${op}, ${what}: same headers`)
+    }
+    if (op !== 'get') {
+      const archived = await call(server, op, projects.archived.publicId, AUTHORIZATION.write, value)
+      t.equal(archived.body, absent.body, `${op}, archived: same body bytes`)
+      t.same(headers(archived), headers(absent), `${op}, archived: same headers`)
+    }
+  }
+})
+
+/** A valid update_description body of exactly `size` bytes. */
+function bodyOfSize (id: string, size: number): string {
+  const head = `{"project_id":${JSON.stringify(id)},"description":"\\"`
+  const tail = '\\""}'
+  return `${head}${'x'.repeat(size - head.length - tail.length)}${tail}`
+}
+
+async function expectTooLarge (t: Test, target: FastifyInstance, targetDb: Db, id: string, payload: string, message: string) {
+  const count = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM activities`.execute(targetDb)).rows[0]!.n)
+  const digest = async () => (await sql<{ d: string }>`SELECT md5(string_agg(to_jsonb(p)::text, ',' ORDER BY id)) AS d FROM projects p`.execute(targetDb)).rows[0]!.d
+  const before = { activities: await count(), projects: await digest() }
+  const res = await target.inject({
+    method: 'POST', url: `${BASE}/update_description`, payload, headers: { authorization: AUTHORIZATION.write!, 'content-type': 'application/json' }
+  })
+  t.equal(res.statusCode, 413)
+  t.same(res.json(), { statusCode: 413, error: 'Payload Too Large', code: 'payload_too_large', message })
+  t.equal(await count(), before.activities, 'no activity')
+  t.equal(await digest(), before.projects, 'no project changed')
+}
+
+t.test('a body over the limit is 413 in the envelope and writes nothing', async (t) => {
+  const id = projects.confidential.publicId
+  const limit = 1024 * 1024
+  const over = bodyOfSize(id, limit + 1)
+  t.equal(Buffer.byteLength(over), limit + 1)
+  await expectTooLarge(t, server, db, id, over, 'body is larger than 1 MiB')
+  await expectTooLarge(t, server, db, id, bodyOfSize(id, 8 * limit), 'body is larger than 1 MiB')
+
+  // BODY_LIMIT_BYTES moves the limit: at it is read, one byte past it is not.
+  const small = await build(t, { env: { BODY_LIMIT_BYTES: '4096' } })
+  const c = await createCompany(small.db)
+  const p = await createPerson(small.db, c.id)
+  const s = await createSpace(small.db, c.id, [p.id])
+  const project = await createProject(small.db, s, { access: { space: 70 } })
+  const token = await tokenFor(small.db, p.email)
+  const atLimit = bodyOfSize(project.publicId, 4096)
+  t.equal(Buffer.byteLength(atLimit), 4096)
+  const ok = await small.app.inject({
+    method: 'POST', url: `${BASE}/update_description`, payload: atLimit, headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' }
+  })
+  t.equal(ok.statusCode, 200, 'a body of exactly the limit is accepted')
+  t.equal(ok.json().project.description, JSON.parse(atLimit).description)
+
+  const res = await small.app.inject({
+    method: 'POST',
+    url: `${BASE}/update_description`,
+    payload: bodyOfSize(project.publicId, 4097),
+    headers: { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' }
+  })
+  t.equal(res.statusCode, 413)
+  t.same(res.json(), { statusCode: 413, error: 'Payload Too Large', code: 'payload_too_large', message: 'body is larger than 4 KiB' })
+  const row = await small.db.selectFrom('projects').select('description').where('id', '=', project.id).executeTakeFirstOrThrow()
+  t.equal(row.description, JSON.parse(atLimit).description, 'the refused body wrote nothing')
+})
+
+t.test('no token ever reaches the logs, at trace level, whatever the request', async (t) => {
+  const database = await createTestDatabase()
+  const config = testConfig({ LOG_LEVEL: 'trace' })
+  const lines: string[] = []
+  const logged = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(line) } } }))
+  await logged.register(app, { db: database.db, config })
+  await logged.ready()
+  t.teardown(async () => {
+    await logged.close()
+    await database.close()
+  })
+
+  const c = await createCompany(database.db)
+  const p = await createPerson(database.db, c.id)
+  const s = await createSpace(database.db, c.id, [p.id])
+  const project = await createProject(database.db, s, { access: { space: 70 } })
+  const good = await tokenFor(database.db, p.email)
+  const reader = await tokenFor(database.db, p.email, { readOnly: true })
+  const gone = await tokenFor(database.db, p.email)
+  await revokeToken(database.db, gone.id)
+  const unknown = `pat_${randomBytes(32).toString('base64url')}`
+  const garbage = `garbage${randomBytes(12).toString('hex')}`
+  const secrets = [good.token, reader.token, gone.token, unknown, garbage]
+
+  const requests: Array<{ what: string, method: 'GET' | 'POST', url: string, authorization?: string, payload?: string, contentType?: string }> = [
+    { what: 'valid rename', method: 'POST', url: `${BASE}/update_name`, authorization: `Bearer ${good.token}`, payload: JSON.stringify({ project_id: project.publicId, name: 'Logged' }) },
+    { what: 'valid get', method: 'GET', url: `${BASE}/get?id=${project.publicId}`, authorization: `Bearer ${good.token}` },
+    { what: 'read-only get', method: 'GET', url: `${BASE}/get?id=${project.publicId}`, authorization: `bearer  ${reader.token}` },
+    { what: 'read-only mutation', method: 'POST', url: `${BASE}/update_name`, authorization: `Bearer ${reader.token}`, payload: JSON.stringify({ project_id: project.publicId, name: 'No' }) },
+    { what: 'revoked token', method: 'GET', url: `${BASE}/get?id=${project.publicId}`, authorization: `Bearer ${gone.token}` },
+    { what: 'unknown token', method: 'GET', url: `${BASE}/get?id=${project.publicId}`, authorization: `Bearer ${unknown}` },
+    { what: 'malformed header', method: 'GET', url: `${BASE}/get?id=${project.publicId}`, authorization: `Bearer ${garbage} ${good.token}` },
+    { what: 'another scheme', method: 'GET', url: `${BASE}/get?id=${project.publicId}`, authorization: `Token ${good.token}` },
+    { what: 'token as a query value', method: 'GET', url: `${BASE}/get?id=${project.publicId}&access_token=${good.token}` },
+    { what: 'token as a query value, authenticated', method: 'GET', url: `${BASE}/get?id=${project.publicId}&token=${reader.token}`, authorization: `Bearer ${good.token}` },
+    { what: 'token alone in the query string', method: 'GET', url: `${BASE}/get?id=${project.publicId}&${good.token}`, authorization: `Bearer ${good.token}` },
+    { what: 'token in the path', method: 'GET', url: `${BASE}/${good.token}`, authorization: `Bearer ${good.token}` },
+    { what: 'token in a mutation query string', method: 'POST', url: `${BASE}/update_name?token=${good.token}`, authorization: `Bearer ${good.token}`, payload: JSON.stringify({ project_id: project.publicId, name: 'Query' }) },
+    { what: 'invalid body', method: 'POST', url: `${BASE}/update_name`, authorization: `Bearer ${good.token}`, payload: '{"project_id":' },
+    { what: 'invalid name', method: 'POST', url: `${BASE}/update_name`, authorization: `Bearer ${good.token}`, payload: JSON.stringify({ project_id: project.publicId, name: '' }) },
+    { what: 'unknown project', method: 'POST', url: `${BASE}/update_description`, authorization: `Bearer ${good.token}`, payload: JSON.stringify({ project_id: shortId(randomUUID()), description: '{}' }) },
+    { what: 'wrong media type', method: 'POST', url: `${BASE}/update_description`, authorization: `Bearer ${good.token}`, payload: 'x', contentType: 'text/plain' },
+    { what: 'wrong method', method: 'GET', url: `${BASE}/update_name?${good.token}`, authorization: `Bearer ${good.token}` }
+  ]
+  const requestIds: string[] = []
+  for (const [i, r] of requests.entries()) {
+    const requestId = `log-probe-${i}`
+    requestIds.push(requestId)
+    const headers: Record<string, string> = { 'x-request-id': requestId }
+    if (r.authorization !== undefined) headers.authorization = r.authorization
+    if (r.payload !== undefined) headers['content-type'] = r.contentType ?? 'application/json'
+    const res = await logged.inject({ method: r.method, url: r.url, headers, ...(r.payload === undefined ? {} : { payload: r.payload }) })
+    t.ok(res.statusCode < 500, `${r.what}: answered ${res.statusCode}`)
+  }
+
+  t.ok(lines.length >= requests.length * 2, `the logs are written (${lines.length} lines)`)
+  for (const requestId of requestIds) t.ok(lines.some((line) => line.includes(`"${requestId}"`)), `${requestId} is in the logs`)
+  for (const secret of secrets) {
+    const parts = [secret, secret.startsWith('pat_') ? secret.slice(4) : secret]
+    const leaking = lines.filter((line) => parts.some((part) => line.includes(part)))
+    t.same(leaking.map((line) => line.slice(0, 300)), [], `${secret.slice(0, 8)}… appears in no log line`)
+  }
+})
