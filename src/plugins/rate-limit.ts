@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { bearerToken } from './auth.js'
@@ -31,6 +31,8 @@ export default fp<RateLimitOptions>(async (fastify, options) => {
   if (options.max === 0) return
   let redis: Redis | undefined
   if (options.redisUrl) {
+    // Loaded only when asked for: a process without Redis does not carry the client.
+    const { Redis } = await import('ioredis')
     redis = new Redis(options.redisUrl, {
       connectTimeout: 1000,
       maxRetriesPerRequest: 1,
