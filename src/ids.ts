@@ -9,14 +9,32 @@ const MAX = (1n << 128n) - 1n
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const SHORT = /^[0-9A-Za-z]{22}$/
 
+const TWO_32 = 2 ** 32
+
+/**
+ * A response carries an id for every milestone, contributor and subscriber, so
+ * this runs hundreds of times per large project: long division of the 128 bits as
+ * four 32-bit words in plain numbers (each step stays below 2^53), not BigInt.
+ */
 export function shortId (uuid: string): string {
-  let n = BigInt('0x' + uuid.replaceAll('-', ''))
+  // Canonical UUID text: 8-4-4-4-12 hex digits.
+  let w0 = parseInt(uuid.slice(0, 8), 16)
+  let w1 = parseInt(uuid.slice(9, 13) + uuid.slice(14, 18), 16)
+  let w2 = parseInt(uuid.slice(19, 23) + uuid.slice(24, 28), 16)
+  let w3 = parseInt(uuid.slice(28, 36), 16)
   let out = ''
-  while (n > 0n) {
-    out = ALPHABET[Number(n % 62n)] + out
-    n /= 62n
+  for (let i = 0; i < SHORT_LENGTH; i++) {
+    let current = w0
+    w0 = Math.floor(current / 62)
+    current = (current - w0 * 62) * TWO_32 + w1
+    w1 = Math.floor(current / 62)
+    current = (current - w1 * 62) * TWO_32 + w2
+    w2 = Math.floor(current / 62)
+    current = (current - w2 * 62) * TWO_32 + w3
+    w3 = Math.floor(current / 62)
+    out = ALPHABET[current - w3 * 62] + out
   }
-  return out.padStart(SHORT_LENGTH, '0')
+  return out
 }
 
 export function slug (name: string): string {
