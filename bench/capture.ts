@@ -1,0 +1,114 @@
+// Captures the SQL the server sends for one request of each operation: the app is
+// built in-process exactly as src/server.ts builds it, on a database whose Kysely
+// `log` option records every statement with its parameters. Nothing is retyped,
+// so the pgbench scripts follow whatever shape the current code has (one statement
+// per mutation or several, with or without a transaction). Whether a statement
+// goes out as a named prepared statement is read where it leaves for the wire, in
+// node-postgres's Client#query, so pgbench can use the same protocol.
+import Fastify from 'fastify'
+import pg from 'pg'
+import type { KyselyPlugin, LogEvent, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
+import app, { appOptions } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { createDb, dbOptions } from '../src/db/index.js'
+import { OPERATIONS, httpRequest, type OperationName, type Target } from './operations.js'
+
+export interface CapturedStatement {
+  sql: string
+  parameters: readonly unknown[]
+  /** Rows the statement returned, when it went through the query executor (not BEGIN/COMMIT). */
+  rows: number | null
+  /** Column names of the result, when it returned rows. */
+  columns: string[]
+  /** Sent as a named prepared statement (parsed and planned once per connection). */
+  named: boolean
+}
+
+export interface Capture {
+  /** The revision the captured request used (see operations.ts). */
+  revision: number
+  statements: CapturedStatement[]
+}
+
+/** Counts result rows per query id; it changes neither the query nor the result. */
+class RowCounter implements KyselyPlugin {
+  readonly results = new Map<string, { rows: number, columns: string[] }>()
+
+  transformQuery (args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node
+  }
+
+  async transformResult (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const first = args.result.rows[0]
+    this.results.set(args.queryId.queryId, { rows: args.result.rows.length, columns: first ? Object.keys(first) : [] })
+    return args.result
+  }
+}
+
+/**
+ * Sends one request of each operation on the target through the app with `inject`
+ * and returns the statements each one sent.
+ */
+export async function captureStatements (url: string, target: Target): Promise<Record<OperationName, Capture>> {
+  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '2' })
+  const events: LogEvent[] = []
+  const named = new Set<string>()
+  // Client#query(config) with a name is a named statement, however the code came to send it.
+  const query = pg.Client.prototype.query
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const first = args[0] as { name?: unknown, text?: unknown } | string | undefined
+    if (typeof first === 'object' && first !== null && typeof first.name === 'string' && first.name !== '' && typeof first.text === 'string') {
+      named.add(first.text)
+    }
+    return (query as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof query
+  let db
+  try {
+    db = await createDb({ ...dbOptions(config), log: (event) => { events.push(event) } })
+  } catch (error) {
+    pg.Client.prototype.query = query
+    throw error
+  }
+  const counter = new RowCounter()
+  const server = Fastify(appOptions(config))
+  try {
+    await server.register(app, { db: db.withPlugin(counter), config })
+    await server.ready()
+    const captures = {} as Record<OperationName, Capture>
+    for (const operation of OPERATIONS) {
+      // A revision no run draws (runs draw from 1 up), so the mutation really changes the row.
+      const revision = 0
+      const request = httpRequest(operation, target, revision)
+      events.length = 0
+      const response = await server.inject({
+        method: request.method,
+        url: request.path,
+        headers: request.headers,
+        ...(request.body === undefined ? {} : { payload: request.body })
+      })
+      if (response.statusCode !== 200) {
+        throw new Error(`capture: ${operation} answered ${response.statusCode}: ${response.body.slice(0, 500)}`)
+      }
+      const failed = events.find((e) => e.level === 'error')
+      if (failed) throw new Error(`capture: ${operation} had a failing statement: ${failed.query.sql}`)
+      captures[operation] = {
+        revision,
+        statements: events.map((e) => {
+          const result = counter.results.get(e.query.queryId.queryId)
+          return {
+            sql: e.query.sql,
+            parameters: e.query.parameters,
+            rows: result?.rows ?? null,
+            columns: result?.columns ?? [],
+            named: named.has(e.query.sql)
+          }
+        })
+      }
+    }
+    return captures
+  } finally {
+    pg.Client.prototype.query = query
+    await server.close()
+    await db.destroy()
+  }
+}

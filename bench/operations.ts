@@ -1,0 +1,124 @@
+// The three operations the bench drives, as HTTP requests built from one target
+// (a project and a person who may edit it). The load generator, the in-process
+// SQL capture and the pgbench scripts all take their values from here, so the
+// server and PostgreSQL are asked for the same work.
+
+export type OperationName = 'update_name' | 'update_description' | 'get'
+
+export const OPERATIONS: readonly OperationName[] = ['update_name', 'update_description', 'get']
+
+/** How the table names an operation. */
+export const LABELS: Record<OperationName, string> = {
+  update_name: 'update_name',
+  update_description: 'update_description',
+  get: 'projects/get'
+}
+
+/** A project and the champion whose write token the requests carry. */
+export interface Target {
+  /** 1-based position among the normal (or large) projects. */
+  n: number
+  projectId: string
+  /** The id clients use: base62 of the UUID. */
+  publicId: string
+  personId: string
+  tokenId: string
+  /** The clear token, for the Authorization header. */
+  token: string
+  /** SHA-256 of the token, as stored in api_tokens. */
+  digest: Buffer
+}
+
+// A marker inside a JSON string value: replacing it keeps the text valid JSON, and
+// it has no colon, which pgbench would take for the start of a variable.
+export const REVISION_MARKER = '__REV__'
+
+function paragraph (text: string): unknown {
+  return { type: 'paragraph', content: [{ type: 'text', text }] }
+}
+
+/**
+ * A rich-text document of a few KB, as an editor would send it. The revision
+ * makes each write a real change: setting the same value again writes nothing.
+ */
+export const DESCRIPTION_TEMPLATE: string = JSON.stringify({
+  type: 'doc',
+  attrs: { revision: REVISION_MARKER },
+  content: [
+    { type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'Why this project exists' }] },
+    paragraph('Customers reach the checkout through three different flows today, and each one asks for the same details in a different order. Support tickets about lost carts have doubled since spring, and most of them trace back to the second flow.'),
+    paragraph('This project replaces the three flows with one, keeps the address book and saved cards people already rely on, and measures drop-off at every step so that we can see where people give up.'),
+    { type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'Scope' }] },
+    {
+      type: 'bulletList',
+      content: [
+        'One checkout flow for web and mobile web, with the same steps and the same copy.',
+        'Saved addresses and cards carried over without asking anyone to enter them again.',
+        'Drop-off measured per step, with a dashboard the whole team can read.',
+        'Accessibility review of every step before it ships to the first cohort.',
+        'A rollback switch per cohort, owned by the on-call engineer.'
+      ].map((text) => ({ type: 'listItem', content: [paragraph(text)] }))
+    },
+    { type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'Out of scope' }] },
+    paragraph('New payment methods, the native apps and the invoice flow for business customers. Each of them has its own project, and this one must not block them: shared components land behind flags and are switched on per surface.'),
+    { type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'How we will know it worked' }] },
+    paragraph('Checkout completion up by five points for returning customers and by three for new ones, measured over four weeks after the last cohort moves; support tickets about lost carts back under forty a week; no step slower than today at the 95th percentile.'),
+    paragraph('We review the numbers with the support and finance leads every second Thursday, and we write down what we changed and why in the check-ins of this project, so that anyone joining later can follow the reasoning.'),
+    {
+      type: 'paragraph',
+      content: [
+        { type: 'text', text: 'Design notes live in ' },
+        { type: 'text', marks: [{ type: 'link', attrs: { href: 'https://docs.example.test/checkout/design' } }], text: 'the design document' },
+        { type: 'text', text: ', the rollout plan in ' },
+        { type: 'text', marks: [{ type: 'link', attrs: { href: 'https://docs.example.test/checkout/rollout' } }], text: 'the rollout plan' },
+        { type: 'text', text: '.' }
+      ]
+    }
+  ]
+})
+
+export const NAME_PREFIX = 'Renamed project '
+
+export function newName (revision: number): string {
+  return NAME_PREFIX + String(revision)
+}
+
+export function newDescription (revision: number): string {
+  return DESCRIPTION_TEMPLATE.replace(REVISION_MARKER, String(revision))
+}
+
+export function randomRevision (): number {
+  return 1 + Math.floor(Math.random() * 1_000_000_000)
+}
+
+export interface HttpRequest {
+  method: 'GET' | 'POST'
+  path: string
+  headers: Record<string, string>
+  body?: string
+}
+
+const BASE = '/api/external/v1/projects'
+
+/** The request a client sends for this operation on this target. */
+export function httpRequest (operation: OperationName, target: Target, revision: number): HttpRequest {
+  const authorization = `Bearer ${target.token}`
+  switch (operation) {
+    case 'get':
+      return { method: 'GET', path: `${BASE}/get?id=${target.publicId}`, headers: { authorization } }
+    case 'update_name':
+      return {
+        method: 'POST',
+        path: `${BASE}/update_name`,
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ project_id: target.publicId, name: newName(revision) })
+      }
+    case 'update_description':
+      return {
+        method: 'POST',
+        path: `${BASE}/update_description`,
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ project_id: target.publicId, description: newDescription(revision) })
+      }
+  }
+}

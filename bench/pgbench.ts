@@ -1,0 +1,253 @@
+// Turns the captured statements into pgbench scripts and runs them: the ceiling
+// PostgreSQL itself sets for the same statements, with no HTTP, JSON or pool in
+// between. Each transaction draws a random target from bench_targets (\gset), then
+// sends the captured statements with the per-request values ($k) replaced by
+// pgbench variables and every other parameter by a literal. Parameters go as
+// untyped text, as node-postgres sends them, and with the protocol the server
+// used: -M prepared when it sent named statements, -M extended when unnamed.
+import { execFile } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import type { Capture, CapturedStatement } from './capture.js'
+import { NAME_PREFIX, REVISION_MARKER, newDescription, newName, type OperationName, type Target } from './operations.js'
+
+const run = promisify(execFile)
+
+/** The values a request varies, by the pgbench variable that carries each; bench_targets has the first five as columns. */
+export function variableValues (target: Target, revision: number): Record<string, unknown> {
+  return {
+    project_id: target.projectId,
+    public_id: target.publicId,
+    person_id: target.personId,
+    token_id: target.tokenId,
+    digest: target.digest,
+    new_name: newName(revision),
+    new_description: newDescription(revision)
+  }
+}
+
+const quote = (text: string) => `'${text.replaceAll("'", "''")}'`
+
+function arrayLiteral (values: readonly unknown[]): string {
+  return '{' + values.map((v) => v === null || v === undefined
+    ? 'NULL'
+    : Array.isArray(v)
+      ? arrayLiteral(v)
+      : `"${String(v instanceof Date ? v.toISOString() : v).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',') + '}'
+}
+
+/**
+ * A parameter as an SQL literal. Quoted, so it stays untyped like the text
+ * parameter node-postgres sends and PostgreSQL infers its type from the context.
+ */
+export function literal (value: unknown): string {
+  if (value === null || value === undefined) return 'NULL'
+  if (Buffer.isBuffer(value)) return `'\\x${value.toString('hex')}'`
+  if (value instanceof Date) return quote(value.toISOString())
+  if (Array.isArray(value)) return quote(arrayLiteral(value))
+  if (typeof value === 'object') return quote(JSON.stringify(value))
+  return quote(String(value))
+}
+
+function same (a: unknown, b: unknown): boolean {
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b)
+  return typeof a === 'string' && a === b
+}
+
+export interface Rewritten {
+  sql: string
+  /** pgbench variables the statement uses. */
+  variables: Set<string>
+  /** Parameters that became literals although they carry a per-request value inside them. */
+  warnings: string[]
+}
+
+/** Replaces `$k` outside quotes by a pgbench variable (a per-request value) or a literal (a constant). */
+export function rewrite (statement: CapturedStatement, values: Record<string, unknown>): Rewritten {
+  const { sql, parameters } = statement
+  // pgbench reads `:name` anywhere in the text, quotes included; only `::` is safe.
+  const stray = /(^|[^:]):[A-Za-z0-9_]/.exec(sql)
+  if (stray) throw new Error(`captured SQL has ${JSON.stringify(stray[0])}, which pgbench would read as a variable: ${sql.slice(0, 200)}`)
+  const variables = new Set<string>()
+  const warnings: string[] = []
+  let out = ''
+  let quoteChar: string | null = null
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!
+    if (quoteChar) {
+      out += c
+      if (c === quoteChar) quoteChar = null // a doubled quote closes and reopens: same result
+      continue
+    }
+    if (c === "'" || c === '"') {
+      quoteChar = c
+      out += c
+      continue
+    }
+    const match = c === '$' ? /^\$(\d+)/.exec(sql.slice(i)) : null
+    if (!match) {
+      out += c
+      continue
+    }
+    const index = Number(match[1])
+    if (index < 1 || index > parameters.length) throw new Error(`captured SQL refers to $${index} but has ${parameters.length} parameters`)
+    const value = parameters[index - 1]
+    const name = Object.keys(values).find((key) => same(value, values[key]))
+    if (name) {
+      variables.add(name)
+      out += `:${name}`
+    } else {
+      if (typeof value === 'string' && Object.values(values).some((v) => typeof v === 'string' && v.length > 8 && value.includes(v))) {
+        warnings.push(`$${index} embeds a per-request value but is replayed as a constant`)
+      }
+      out += literal(value)
+    }
+    i += match[0].length - 1
+  }
+  return { sql: out, variables, warnings }
+}
+
+/** A short name for a statement in reports: the tables it reads and writes. */
+export function statementLabel (sql: string): string {
+  const names = (re: RegExp) => [...new Set([...sql.matchAll(re)].map((m) => m[1]!))]
+  const ctes = new Set(names(/(?:\bwith|,)\s+"?(\w+)"?\s+as\s+(?:not\s+)?(?:materialized\s+)?\(/gi))
+  // `for update of "p"` is no write: an UPDATE names its table before SET.
+  const writes = [...new Set([...sql.matchAll(/\bupdate\s+"?(\w+)"?(?:\s+as\s+"?\w+"?)?\s+set\b|\binsert\s+into\s+"?(\w+)"?/gi)]
+    .map((m) => (m[1] ?? m[2])!))]
+  const read = names(/\b(?:from|join)\s+"?(\w+)"?(?!\s*\()/gi).filter((t) => !ctes.has(t))
+  if (read.length === 0 && writes.length === 0) return sql.trim().split(/\s+/)[0]!.toLowerCase()
+  const list = (tables: string[]) => tables.length > 3 ? `${tables.slice(0, 3).join(', ')} and ${tables.length - 3} more` : tables.join(', ')
+  return [read.length > 0 ? `reads ${list(read)}` : '', writes.length > 0 ? `writes ${list(writes)}` : ''].filter(Boolean).join('; ')
+}
+
+export type Protocol = 'extended' | 'prepared'
+
+export interface Script {
+  operation: OperationName
+  text: string
+  /** The server's protocol: prepared when it named its statements. */
+  protocol: Protocol
+  /** Labels of the script's commands in order, for pgbench's per-statement latencies. */
+  commands: string[]
+  warnings: string[]
+}
+
+const VARIABLE_NAME = /^[A-Za-z0-9_]+$/
+
+/**
+ * The pgbench script of one operation. With `verify`, each statement that returned
+ * exactly one row in the capture stores it with \gset, which pgbench fails on when
+ * the replay returns none: a wrong digest or id cannot go unnoticed.
+ */
+export function pgbenchScript (operation: OperationName, capture: Capture, target: Target, targets: number, verify = false): Script {
+  const values = variableValues(target, capture.revision)
+  const rewritten = capture.statements.map((s) => rewrite(s, values))
+  const used = new Set(rewritten.flatMap((r) => [...r.variables]))
+  const columns: string[] = []
+  for (const name of ['project_id', 'public_id', 'person_id', 'token_id', 'digest']) {
+    if (used.has(name)) columns.push(`t.${name}`)
+  }
+  if (used.has('new_name')) columns.push(`${quote(NAME_PREFIX)} || :r::text AS new_name`)
+  if (used.has('new_description')) columns.push(`replace(x.description, ${quote(REVISION_MARKER)}, :r::text) AS new_description`)
+  const lines = [
+    `-- ${operation}: ${capture.statements.length} statement(s) captured from the server, per-request values from bench_targets`,
+    `\\set n random(1, ${targets})`,
+    '\\set r random(1, 1000000000)'
+  ]
+  const commands = ['\\set n', '\\set r']
+  if (columns.length > 0) {
+    const from = used.has('new_description') ? 'bench_targets t CROSS JOIN bench_texts x' : 'bench_targets t'
+    lines.push(`SELECT ${columns.join(', ')} FROM ${from} WHERE t.n = :n \\gset`)
+    commands.push('target lookup (bench_targets)')
+  }
+  rewritten.forEach((r, i) => {
+    const statement = capture.statements[i]!
+    const check = verify && statement.rows === 1 && statement.columns.every((c) => VARIABLE_NAME.test(c))
+    lines.push(check ? `${r.sql} \\gset v${i + 1}_` : `${r.sql};`)
+    commands.push(statementLabel(statement.sql))
+  })
+  const named = capture.statements.filter((st) => st.named).length
+  const warnings = rewritten.flatMap((r) => r.warnings)
+  // pgbench uses one protocol for a whole script: prepared as soon as the server named
+  // any statement, with a warning when it named only some.
+  if (named > 0 && named < capture.statements.length) {
+    warnings.push(`the server named ${named} of its ${capture.statements.length} statements; pgbench prepares them all`)
+  }
+  return { operation, text: lines.join('\n') + '\n', protocol: named > 0 ? 'prepared' : 'extended', commands, warnings }
+}
+
+export interface PgbenchResult {
+  tps: number
+  latencyMs: number | null
+  failed: number
+  /** Average latency of each command in ms, in script order (pgbench -r). */
+  statementMs: number[]
+  output: string
+}
+
+export function parsePgbench (output: string): PgbenchResult {
+  const number = (re: RegExp) => {
+    const m = re.exec(output)
+    return m ? Number(m[1]) : null
+  }
+  const tps = number(/^tps = ([\d.]+)/m)
+  if (tps === null) throw new Error(`no tps in pgbench output:\n${output}`)
+  const statementMs: number[] = []
+  const start = output.search(/^statement latencies in milliseconds/m)
+  if (start >= 0) {
+    for (const line of output.slice(start).split('\n').slice(1)) {
+      const m = /^\s+([\d.]+)\s/.exec(line)
+      if (!m) break
+      statementMs.push(Number(m[1]))
+    }
+  }
+  return {
+    tps,
+    latencyMs: number(/^latency average = ([\d.]+) ms/m),
+    failed: number(/^number of failed transactions: (\d+)/m) ?? 0,
+    statementMs,
+    output
+  }
+}
+
+export interface PgbenchOptions {
+  binary: string
+  url: string
+  clients: number
+  threads: number
+  /** extended: parsed and planned on every call (unnamed statements); prepared: once per connection. */
+  protocol: Protocol
+}
+
+async function pgbench (options: PgbenchOptions, file: string, args: string[], timeoutMs: number): Promise<string> {
+  try {
+    const { stdout, stderr } = await run(options.binary, [
+      '-n', '-M', options.protocol, '-c', String(options.clients), '-j', String(Math.min(options.threads, options.clients)),
+      ...args, '-f', file, options.url
+    ], { maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs })
+    return `${stdout}\n${stderr}`
+  } catch (error) {
+    const e = error as { stdout?: string, stderr?: string, message: string }
+    throw new Error(`pgbench failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`.trim())
+  }
+}
+
+export async function writeScript (dir: string, name: string, script: Script): Promise<string> {
+  const file = path.join(dir, `${name}.sql`)
+  await writeFile(file, script.text)
+  return file
+}
+
+/** Runs the script once (`-t 1`); throws unless the one transaction went through without an error. */
+export async function verifyScript (options: PgbenchOptions, file: string): Promise<void> {
+  const output = await pgbench({ ...options, clients: 1, threads: 1 }, file, ['-t', '1'], 60_000)
+  if (!/number of transactions actually processed: 1\/1\b/.test(output) || /number of failed transactions: [1-9]/.test(output)) {
+    throw new Error(`pgbench -t 1 did not complete its one transaction:\n${output}`)
+  }
+}
+
+export async function runPgbench (options: PgbenchOptions, file: string, seconds: number): Promise<PgbenchResult> {
+  const output = await pgbench(options, file, ['-r', '-T', String(seconds)], (seconds + 120) * 1000)
+  return parsePgbench(output)
+}

@@ -1,0 +1,401 @@
+// The bench's figures as one table (plus small-vs-large and the per-statement
+// pgbench latencies), printed and written to bench/RESULTS.md with the machine
+// and the settings. Targets are shown beside the figures; none is asserted.
+import { readFileSync } from 'node:fs'
+import os from 'node:os'
+import type { Capture } from './capture.js'
+import type { LoadResult } from './load.js'
+import { LABELS, OPERATIONS, type OperationName } from './operations.js'
+import type { PgbenchResult, Script } from './pgbench.js'
+import type { DatasetSize } from './seed.js'
+
+export interface Machine {
+  cpu: string
+  cpus: number
+  ramGiB: number
+  os: string
+  node: string
+  postgres: string
+  pglite: string | null
+}
+
+export function machine (postgres: string, pglite: string | null): Machine {
+  let cpu = os.cpus()[0]?.model ?? 'unknown'
+  let system = `${os.type()} ${os.release()}`
+  try {
+    cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpu
+  } catch {}
+  try {
+    const pretty = /^PRETTY_NAME="?([^"\n]+)"?$/m.exec(readFileSync('/etc/os-release', 'utf8'))?.[1]
+    if (pretty) system = `${pretty}, kernel ${os.release()}`
+  } catch {}
+  return {
+    cpu,
+    cpus: os.cpus().length,
+    ramGiB: os.totalmem() / 2 ** 30,
+    os: system,
+    node: process.version,
+    postgres,
+    pglite
+  }
+}
+
+export interface Settings {
+  date: Date
+  durationS: number
+  shortDurationS: number
+  warmupS: number
+  poolSize: number
+  poolSizeWhy: string
+  connections: number[]
+  size: DatasetSize
+  rows: Record<string, number>
+  seedSeconds: number
+  embedded: { size: DatasetSize, seedSeconds: number } | null
+  pgbench: string | null
+  totalSeconds: number
+  /** The servers' RSS once ready, before any load. */
+  idleRssMb: { postgres: number, embedded: number | null }
+}
+
+export interface Figures {
+  postgres: LoadResult[]
+  embedded: LoadResult[]
+  pgbench: Map<string, PgbenchResult>
+  /** pgbench in the protocol the server does not use, at the lowest connection count. */
+  otherProtocol: Map<OperationName, PgbenchResult>
+  /** Short runs at 10 connections: set name → result. */
+  sizes: { postgres: SizeRun[], embedded: SizeRun[] }
+  captures: Record<OperationName, Capture>
+  scripts: Record<OperationName, Script>
+}
+
+export interface SizeRun {
+  operation: OperationName
+  set: 'small' | 'small-5' | 'large'
+  projects: number
+  result: LoadResult
+}
+
+export const pgbenchKey = (operation: OperationName, clients: number) => `${operation}@${clients}`
+
+const f = (value: number | null | undefined, digits = 1) =>
+  value === null || value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits)
+
+function table (header: string[], rows: string[][]): string {
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map((h, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`)
+  ].join('\n')
+}
+
+/** The same rows as a plain aligned text table, for the terminal. */
+function textTable (header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
+}
+
+function find (results: LoadResult[], operation: OperationName, connections: number): LoadResult | undefined {
+  return results.find((r) => r.operation === operation && r.connections === connections)
+}
+
+function mainTable (figures: Figures, settings: Settings): { header: string[], rows: string[][] } {
+  const withEmbedded = figures.embedded.length > 0
+  const header = ['operation', 'connections', 'server req/s', 'p50 ms', 'p99 ms', 'pgbench tps', 'server ÷ pgbench', 'server max RSS MB']
+  if (withEmbedded) header.push('embedded req/s', 'embedded p50 ms', 'embedded p99 ms', 'embedded ÷ PostgreSQL', 'embedded max RSS MB')
+  const rows: string[][] = []
+  for (const operation of OPERATIONS) {
+    for (const connections of settings.connections) {
+      const pg = find(figures.postgres, operation, connections)
+      const bench = figures.pgbench.get(pgbenchKey(operation, connections))
+      const row = [
+        LABELS[operation], String(connections), f(pg?.rps, 0), f(pg?.p50), f(pg?.p99), f(bench?.tps, 0),
+        pg && bench ? f(pg.rps / bench.tps, 2) : '–', f(pg?.maxRssMb, 0)
+      ]
+      if (withEmbedded) {
+        const em = find(figures.embedded, operation, connections)
+        row.push(f(em?.rps, 0), f(em?.p50), f(em?.p99), em && pg ? f(em.rps / pg.rps, 2) : '–', f(em?.maxRssMb, 0))
+      }
+      rows.push(row)
+    }
+  }
+  return { header, rows }
+}
+
+function sizeTable (runs: SizeRun[]): { header: string[], rows: string[][] } {
+  const header = ['operation', 'projects', 'req/s', 'p50 ms', 'p99 ms', 'large ÷ this p50']
+  const rows = runs.map((run) => {
+    const large = runs.find((r) => r.operation === run.operation && r.set === 'large')
+    const name = run.set === 'large' ? `${run.projects} large` : run.set === 'small-5' ? `${run.projects} normal (same contention as large)` : `${run.projects} normal`
+    return [LABELS[run.operation], name, f(run.result.rps, 0), f(run.result.p50), f(run.result.p99),
+      run.set === 'large' || !large ? '' : f(large.result.p50 / run.result.p50, 2)]
+  })
+  return { header, rows }
+}
+
+/** Per operation: extended tps, prepared tps (the server's protocol starred) and their ratio. */
+function protocolRows (figures: Figures, low: number): string[][] {
+  return OPERATIONS.map((op) => {
+    const own = figures.pgbench.get(pgbenchKey(op, low))
+    const other = figures.otherProtocol.get(op)
+    const serverPrepared = figures.scripts[op].protocol === 'prepared'
+    const extended = serverPrepared ? other : own
+    const prepared = serverPrepared ? own : other
+    const star = (value: string, mine: boolean) => mine ? `${value}*` : value
+    return [LABELS[op], star(f(extended?.tps, 0), !serverPrepared), star(f(prepared?.tps, 0), serverPrepared),
+      extended && prepared ? f(prepared.tps / extended.tps, 2) : '–']
+  })
+}
+
+/** How much CPU other processes took during the measured runs: the noise in the figures. */
+function othersLine (figures: Figures): string {
+  const range = (results: LoadResult[]) => {
+    const values = results.map((r) => r.othersCpuPercent).filter((v) => v !== null)
+    if (values.length === 0) return null
+    return `${f(Math.min(...values), 0)}–${f(Math.max(...values), 0)} % (mean ${f(values.reduce((a, b) => a + b, 0) / values.length, 0)} %)`
+  }
+  const pg = range([...figures.postgres, ...figures.sizes.postgres.map((s) => s.result)])
+  const em = range([...figures.embedded, ...figures.sizes.embedded.map((s) => s.result)])
+  if (!pg && !em) return '- CPU used by other processes during the runs: not measured'
+  const all = [...figures.postgres, ...figures.embedded].map((r) => r.othersCpuPercent ?? 0)
+  const busy = all.length > 0 && all.reduce((a, b) => a + b, 0) / all.length > 10
+  return '- CPU used by other processes (not autocannon, the server or its database backends) during the HTTP runs, ' +
+    `as a share of the machine: ${[pg ? `PostgreSQL runs ${pg}` : '', em ? `embedded runs ${em}` : ''].filter(Boolean).join('; ')}` +
+    (busy ? ': other work competed for the CPUs, so the figures are lower and noisier than on an idle machine' : '')
+}
+
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met')
+
+/** Each target beside the figure it is about. */
+function targets (figures: Figures, settings: Settings): string[] {
+  const lines: string[] = []
+  const high = Math.max(...settings.connections)
+  const low = Math.min(...settings.connections)
+  const ratios = OPERATIONS.map((op) => {
+    const pg = find(figures.postgres, op, high)
+    const bench = figures.pgbench.get(pgbenchKey(op, high))
+    return pg && bench ? { op, value: pg.rps / bench.tps } : null
+  }).filter((x) => x !== null)
+  if (ratios.length > 0) {
+    lines.push(`server ÷ pgbench ≥ 0.6 at ${high} connections: ` +
+      ratios.map((r) => `${LABELS[r.op]} ${f(r.value, 2)} (${verdict(r.value >= 0.6)})`).join(', '))
+  }
+  lines.push(`p99 < 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
+    const pg = find(figures.postgres, op, low)
+    return pg ? `${LABELS[op]} ${f(pg.p99)} ms (${verdict(pg.p99 < 25)})` : `${LABELS[op]} –`
+  }).join(', '))
+  const sizes = figures.sizes.postgres
+  const sizeLine = (['get', 'update_name'] as const).map((op) => {
+    const large = sizes.find((r) => r.operation === op && r.set === 'large')
+    const small = sizes.find((r) => r.operation === op && r.set === 'small')
+    const same = sizes.find((r) => r.operation === op && r.set === 'small-5')
+    if (!large || !small) return `${LABELS[op]} –`
+    const ratio = large.result.p50 / small.result.p50
+    let text = `${LABELS[op]} ${f(ratio, 2)}× (${verdict(ratio <= 2)})`
+    if (same) text += `; against 5 normal projects under the same row contention ${f(large.result.p50 / same.result.p50, 2)}×`
+    return text
+  })
+  lines.push(`large p50 ≤ 2× small (PostgreSQL, ${low} connections): ${sizeLine.join('; ')}`)
+  const rss = Math.max(...figures.postgres.map((r) => r.maxRssMb))
+  lines.push(`server RSS < 200 MB: at most ${f(rss, 0)} MB on PostgreSQL (${verdict(rss < 200)}; ${f(settings.idleRssMb.postgres, 0)} MB once ready, before any load)` +
+    (figures.embedded.length > 0
+      ? `; at most ${f(Math.max(...figures.embedded.map((r) => r.maxRssMb)), 0)} MB embedded (${f(settings.idleRssMb.embedded, 0)} MB before any load; the database runs inside the process)`
+      : ''))
+  if (figures.embedded.length > 0) {
+    const parts: string[] = []
+    for (const op of OPERATIONS) {
+      for (const c of settings.connections) {
+        const pg = find(figures.postgres, op, c)
+        const em = find(figures.embedded, op, c)
+        if (pg && em) parts.push(`${LABELS[op]}@${c} ${f(em.rps / pg.rps, 2)} (${verdict(em.rps / pg.rps >= 0.5)})`)
+      }
+    }
+    lines.push(`embedded ≥ 0.5 of PostgreSQL req/s: ${parts.join(', ')}`)
+  }
+  return lines
+}
+
+function failures (figures: Figures): string[] {
+  const lines: string[] = []
+  const all = [
+    ...figures.postgres.map((r) => ({ r, where: 'PostgreSQL' })),
+    ...figures.embedded.map((r) => ({ r, where: 'embedded' })),
+    ...figures.sizes.postgres.map((s) => ({ r: s.result, where: `PostgreSQL ${s.set}` })),
+    ...figures.sizes.embedded.map((s) => ({ r: s.result, where: `embedded ${s.set}` }))
+  ]
+  for (const { r, where } of all) {
+    if (r.non2xx > 0 || r.errors > 0) {
+      lines.push(`${where} ${LABELS[r.operation]} at ${r.connections} connections: ${r.non2xx} non-2xx, ${r.errors} errors ` +
+        `(${r.timeouts} timeouts); status codes ${JSON.stringify(r.statusCodes)}` +
+        (r.samples.length > 0 ? `; first bodies: ${r.samples.map((s) => JSON.stringify(s)).join(' ')}` : ''))
+    }
+  }
+  for (const [key, result] of figures.pgbench) {
+    if (result.failed > 0) lines.push(`pgbench ${key}: ${result.failed} failed transactions`)
+  }
+  return lines
+}
+
+function statementsSection (figures: Figures, settings: Settings): string {
+  const low = Math.min(...settings.connections)
+  const parts: string[] = []
+  for (const op of OPERATIONS) {
+    const script = figures.scripts[op]
+    const bench = figures.pgbench.get(pgbenchKey(op, low))
+    const statements = figures.captures[op].statements
+    parts.push(`**${LABELS[op]}**: ${statements.length} statement(s) per request, ` +
+      `${script.protocol === 'prepared' ? 'named (prepared once per connection)' : 'unnamed (parsed and planned on every call)'}` +
+      (bench ? `; average latency of each pgbench command at ${low} clients:` : ''))
+    if (bench) {
+      parts.push(table(['command', 'ms'], script.commands.map((c, i) => [c, f(bench.statementMs[i], 3)])))
+    }
+    parts.push('<details><summary>captured SQL</summary>\n\n' + statements.map((s, i) =>
+      `${i + 1}. parameters ${JSON.stringify(s.parameters.map(shorten))}\n\n   \`\`\`sql\n   ${s.sql.replace(/\s+/g, ' ')}\n   \`\`\``).join('\n\n') +
+      '\n\n</details>')
+    if (script.warnings.length > 0) parts.push(`Warnings: ${script.warnings.join('; ')}`)
+  }
+  return parts.join('\n\n')
+}
+
+function shorten (value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return `<${value.length} bytes>`
+  if (typeof value === 'string' && value.length > 60) return `${value.slice(0, 40)}… (${value.length} chars)`
+  return value
+}
+
+function sizeLine (size: DatasetSize): string {
+  return `${size.projects} projects in ${size.companies} companies (${size.spacesPerCompany} spaces and ` +
+    `${size.peoplePerCompany} people each), each with ${size.milestones} milestones, ${size.contributors} contributors ` +
+    `(a champion and a reviewer among them), ${size.subscribers} subscribers, ${size.checkIns} check-ins, ` +
+    `${size.keyResources} key resources, 4 task statuses, 2 unread notifications for the champion; plus ` +
+    `${size.largeProjects} large projects with ${size.largeMilestones} milestones and ${size.largeContributors} contributors`
+}
+
+export const HOW_TO_RUN = `# Benchmarks
+
+How to run: \`npm run bench\` (PostgreSQL at \`DATABASE_URL\`, else postgres://postgres@127.0.0.1:5432/postgres;
+the bench recreates the database \`projects_bench\` there and leaves it in place afterwards).
+It builds (\`npm run build\`), seeds, captures the SQL the server sends, drives \`node dist/src/server.js\` with
+autocannon, replays the captured SQL with pgbench, does the same HTTP runs on the embedded database (PGlite),
+and rewrites this file. The default run takes about four minutes on 2 cores.
+
+| option | default | meaning |
+| --- | --- | --- |
+| \`DATABASE_URL\` | postgres://postgres@127.0.0.1:5432/postgres | the PostgreSQL server to use (the bench works in its database \`projects_bench\`) |
+| \`BENCH_DURATION\` | 8 | seconds per measured run (autocannon and pgbench) |
+| \`BENCH_SHORT_DURATION\` | 4 | seconds per small-vs-large run |
+| \`BENCH_WARMUP\` | 2 | seconds of unrecorded load per operation after each server start |
+| \`BENCH_POOL_SIZE\` | 8 | the server's \`DB_POOL_SIZE\` (about 4 per core; see bench/run.ts) |
+| \`BENCH_CONNECTIONS\` | 50,10 | HTTP connections and pgbench clients per run |
+| \`BENCH_PROJECTS\` | 1000 | normal projects (PostgreSQL) |
+| \`BENCH_EMBEDDED_PROJECTS\` | 1000 | normal projects (embedded) |
+| \`BENCH_PGBENCH\` | pgbench | the pgbench binary; the pgbench columns stay empty when it is missing |
+| \`--embedded\` / \`--no-embedded\` | on | include the embedded (PGlite) runs |
+| \`--no-build\` | | skip \`npm run build\` (measures whatever dist/ holds) |
+| \`--keep\` | | keep the temporary directory (pgbench scripts, server logs, PGlite data) |
+| \`--drop\` | | drop \`projects_bench\` at the end |
+| \`--cpu-prof\` | | run the server with \`--cpu-prof\` and keep the profiles |
+
+Nothing here is asserted: the targets are printed beside the figures.
+`
+
+export function render (figures: Figures, settings: Settings, m: Machine): { text: string, markdown: string } {
+  const main = mainTable(figures, settings)
+  const sizesPg = sizeTable(figures.sizes.postgres)
+  const sizesEm = sizeTable(figures.sizes.embedded)
+  const targetLines = targets(figures, settings)
+  const failureLines = failures(figures)
+  const low = Math.min(...settings.connections)
+
+  const text = [
+    '',
+    textTable(main.header, main.rows),
+    '',
+    `p50 small vs large project (PostgreSQL, ${low} connections, ${settings.shortDurationS} s each):`,
+    textTable(sizesPg.header, sizesPg.rows),
+    ...(figures.sizes.embedded.length > 0 ? ['', 'p50 small vs large project (embedded):', textTable(sizesEm.header, sizesEm.rows)] : []),
+    ...(figures.otherProtocol.size > 0
+      ? ['', `pgbench at ${low} clients, unnamed statements (-M extended) vs named (-M prepared); the server's protocol marked *: ` +
+          protocolRows(figures, low).map((r) => `${r[0]} ${r[1]} vs ${r[2]} tps`).join(', ')]
+      : []),
+    '',
+    'Targets (not assertions):',
+    ...targetLines.map((l) => `  - ${l}`),
+    '',
+    failureLines.length > 0 ? `Non-2xx responses or errors:\n${failureLines.map((l) => `  - ${l}`).join('\n')}` : 'Non-2xx responses: none in any run.',
+    ''
+  ].join('\n')
+
+  const markdown = [
+    HOW_TO_RUN,
+    `## Results of ${settings.date.toISOString().replace('T', ' ').slice(0, 16)} UTC`,
+    '',
+    `- Machine: ${m.cpu}, ${m.cpus} CPUs, ${f(m.ramGiB, 1)} GiB RAM; ${m.os}; Node ${m.node}; ${m.postgres}` +
+      (m.pglite ? `; PGlite ${m.pglite}` : ''),
+    `- Settings: ${settings.durationS} s per run (${settings.shortDurationS} s small vs large, ${settings.warmupS} s warm-up per operation), ` +
+      `connections ${settings.connections.join(' and ')}, server DB_POOL_SIZE ${settings.poolSize} (${settings.poolSizeWhy}), ` +
+      `rate limit off, LOG_LEVEL=warn, NODE_ENV=production; pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
+      `the whole bench took ${Math.round(settings.totalSeconds)} s`,
+    othersLine(figures),
+    `- Dataset (PostgreSQL, seeded in ${f(settings.seedSeconds, 1)} s including tokens): ${sizeLine(settings.size)}. ` +
+      `Rows: ${Object.entries(settings.rows).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    settings.embedded
+      ? `- Dataset (embedded, seeded in ${f(settings.embedded.seedSeconds, 1)} s): ${settings.embedded.size.projects === settings.size.projects ? 'the same' : sizeLine(settings.embedded.size)}`
+      : '- Embedded: not run',
+    '- Requests: each picks a random project of the normal set and its champion\'s write token; updates send a new name, or a new ~3 KB JSON description, every time, so each one writes the row and an activity.',
+    '',
+    table(main.header, main.rows),
+    '',
+    `### p50 small vs large project (${low} connections, ${settings.shortDurationS} s each)`,
+    '',
+    'PostgreSQL:',
+    '',
+    table(sizesPg.header, sizesPg.rows),
+    ...(figures.sizes.embedded.length > 0 ? ['', 'Embedded:', '', table(sizesEm.header, sizesEm.rows)] : []),
+    '',
+    'The 5 large projects take all the updates of their run, so rows are locked against each other more often than across 1,000; ' +
+      'the "same contention" row spreads the same load over 5 normal projects to tell size from contention.',
+    '',
+    '### Targets (not assertions)',
+    '',
+    ...targetLines.map((l) => `- ${l}`),
+    '',
+    failureLines.length > 0 ? `### Non-2xx responses or errors\n\n${failureLines.map((l) => `- ${l}`).join('\n')}` : 'Non-2xx responses: none in any run.',
+    '',
+    ...(figures.otherProtocol.size > 0
+      ? [
+          `### Parsing and planning (pgbench, ${low} clients)`,
+          '',
+          'An unnamed statement (`-M extended`) is parsed and planned on every call; a named one (`-M prepared`) once per connection. ' +
+            'The same scripts in both protocols show how much of PostgreSQL\'s work that is; * marks the protocol the server uses ' +
+            '(the main table\'s pgbench column):',
+          '',
+          table(['operation', 'pgbench tps, -M extended', 'pgbench tps, -M prepared', 'prepared ÷ extended'], protocolRows(figures, low)),
+          ''
+        ]
+      : []),
+    '### Notes',
+    '',
+    `- pgbench's figure is PostgreSQL serving the same statements with no HTTP, JSON or pool in between, from as many backends ` +
+      `as connections (${settings.connections.join(' or ')}); the server uses at most DB_POOL_SIZE (${settings.poolSize}). ` +
+      `On ${m.cpus} cores, backends beyond a few per core take turns rather than add throughput. ` +
+      'Each pgbench transaction also reads its target from `bench_targets`.',
+    '- Autocannon, the server and PostgreSQL share the same CPUs, so every figure here is for all three on one machine.',
+    ...(figures.embedded.length > 0
+      ? ['- The embedded database runs inside the server\'s event loop. While that loop is saturated, Node accepts one pending ' +
+          'connection per loop iteration, so at 50 connections some connections get their first answer only seconds into the run: ' +
+          'the embedded p99 at 50 connections measures connection admission as much as query time.']
+      : []),
+    '',
+    '### The statements (captured from the server, replayed by pgbench)',
+    '',
+    'pgbench runs `-n -M <the server\'s protocol> -r -c <connections> -j 2 -T <duration>`; each transaction first reads its random target from ' +
+      '`bench_targets` (one primary-key lookup that the server does not make), then sends the captured statements.',
+    '',
+    statementsSection(figures, settings),
+    ''
+  ].join('\n')
+  return { text, markdown }
+}
