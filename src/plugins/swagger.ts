@@ -262,16 +262,22 @@ export default fp(async (fastify) => {
       }
       return payload
     })
+    // Typed by the package more narrowly than Scalar's page reads it (agent, MCP).
+    const configuration = {
+      url: DOCUMENT_URL,
+      pageTitle: 'Projects API reference',
+      // Everything from this process: no web fonts, telemetry or proxy elsewhere.
+      withDefaultFonts: false,
+      telemetry: false,
+      hideClientButton: true,
+      // Features that call Scalar's own services: nothing to offer offline.
+      showDeveloperTools: 'never' as const,
+      mcp: { disabled: true },
+      agent: { disabled: true }
+    }
     await docs.register(scalar, {
       routePrefix: DOCS_PREFIX,
-      configuration: {
-        url: DOCUMENT_URL,
-        pageTitle: 'Projects API reference',
-        // Everything from this process: no web fonts, telemetry or proxy elsewhere.
-        withDefaultFonts: false,
-        telemetry: false,
-        hideClientButton: true
-      }
+      configuration
     })
   })
 }, { name: 'swagger' })
