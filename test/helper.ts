@@ -1,5 +1,6 @@
 // Builds the app exactly as the server does, on a fresh database this test file
 // owns, plus small builders for the rows a test needs.
+import { createServer } from 'node:net'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { sql, type LogConfig } from 'kysely'
 import type { Test } from 'tap'
@@ -38,6 +39,33 @@ export async function build (t: Teardown, options: { env?: Record<string, string
     await database.close()
   })
   return { app: server, db: database.db, url: database.url }
+}
+
+/**
+ * The app on a database the test made itself (a broken one, a one-connection pool);
+ * the app and that database are both closed at teardown.
+ */
+export async function buildOn (t: Teardown, db: Db, env: Record<string, string> = {}): Promise<FastifyInstance> {
+  const config = testConfig(env)
+  const server = Fastify(appOptions(config))
+  await server.register(app, { db, config })
+  t.teardown(async () => {
+    await server.close()
+    await db.destroy()
+  })
+  return server
+}
+
+/** A TCP port on loopback that nothing listens on right now. */
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
 }
 
 let counter = 0
@@ -143,4 +171,23 @@ export function expectInvalidInput (t: Test, res: LightMyRequestResponse, path: 
   t.equal(body.details?.[0]?.path, path)
   t.equal(typeof body.details?.[0]?.message, 'string')
   if (message !== undefined) t.equal(body.message, message)
+}
+
+export interface Writer { token: string, tokenId: string, personId: string }
+export interface Seeded { id: string, publicId: string, name: string }
+
+/** `count` projects that either of two writers (a company admin and a space member with edit access) may rename. */
+export async function seedWriters (db: Db, count: number): Promise<{ projects: Seeded[], writers: Writer[] }> {
+  const company = await createCompany(db)
+  const admin = await createPerson(db, company.id, { isAdmin: true })
+  const member = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [member.id])
+  const projects: Seeded[] = []
+  for (let i = 0; i < count; i++) projects.push(await createProject(db, space, { access: { space: 70 } }))
+  const writers: Writer[] = []
+  for (const person of [admin, member]) {
+    const issued = await tokenFor(db, person.email)
+    writers.push({ token: issued.token, tokenId: issued.id, personId: person.id })
+  }
+  return { projects, writers }
 }

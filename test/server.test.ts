@@ -4,7 +4,6 @@
 // the server migrates but never seeds.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { promisify } from 'node:util'
 import { execFile } from 'node:child_process'
 import { tmpdir } from 'node:os'
@@ -13,21 +12,12 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { createDb } from '../src/db/index.js'
 import { createTestDatabase } from './database.js'
+import { freePort } from './helper.js'
 
 t.setTimeout(180_000)
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 interface Started { child: ChildProcess, output: () => string }
 

@@ -1,13 +1,11 @@
 // The per-request statements (token lookup, projects/get, the two mutations) go to
 // PostgreSQL as named prepared statements, parsed once per connection; everything
 // else stays unnamed; DB_PREPARED_STATEMENTS=false turns naming off.
-import Fastify from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
-import app, { appOptions } from '../../src/app.js'
 import { createDb } from '../../src/db/index.js'
 import { createTestDatabase } from '../database.js'
-import { client, createCompany, createPerson, createProject, createSpace, testConfig, tokenFor } from '../helper.js'
+import { buildOn, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -18,13 +16,7 @@ async function preparedOnOneConnection (t: Tap, preparedStatements: boolean) {
   t.teardown(() => database.close())
   // One connection, so the session that ran the requests is the one asked afterwards.
   const db = await createDb({ url: database.url, poolSize: 1, preparedStatements })
-  const config = testConfig()
-  const server = Fastify(appOptions(config))
-  await server.register(app, { db, config })
-  t.teardown(async () => {
-    await server.close()
-    await db.destroy()
-  })
+  const server = await buildOn(t, db)
   const company = await createCompany(db)
   const person = await createPerson(db, company.id)
   const space = await createSpace(db, company.id)

@@ -13,7 +13,7 @@ import t from 'tap'
 import app, { appOptions } from '../../src/app.js'
 import { createDb, dbOptions, type Db } from '../../src/db/index.js'
 import { createTestDatabase } from '../database.js'
-import { createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, testConfig, tokenFor } from '../helper.js'
+import { projectActivities, projectRow, seedWriters, testConfig, type Seeded, type Writer } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -91,25 +91,8 @@ function appUrl (url: string, applicationName: string, port?: number): string {
   return parsed.toString()
 }
 
-interface Writer { token: string, tokenId: string, personId: string }
-interface Seeded { id: string, publicId: string, name: string }
 interface Fixture { projects: Seeded[], writers: Writer[] }
 
-/** A company admin and a space member with edit access, each with a write token, and `count` projects. */
-async function seed (db: Db, count: number): Promise<Fixture> {
-  const company = await createCompany(db)
-  const admin = await createPerson(db, company.id, { isAdmin: true })
-  const member = await createPerson(db, company.id)
-  const space = await createSpace(db, company.id, [member.id])
-  const projects: Seeded[] = []
-  for (let i = 0; i < count; i++) projects.push(await createProject(db, space, { access: { space: 70 } }))
-  const writers: Writer[] = []
-  for (const person of [admin, member]) {
-    const issued = await tokenFor(db, person.email)
-    writers.push({ token: issued.token, tokenId: issued.id, personId: person.id })
-  }
-  return { projects, writers }
-}
 
 interface Answer {
   status: number // 0: no HTTP answer
@@ -316,7 +299,7 @@ function explainCommittedAnyway (t: Tap, committed: Outcome[]): void {
 t.test('the database vanishes and comes back on the same port: 503 while away, service resumes by itself', { skip }, async (t) => {
   const crashes = watchCrashes(t)
   const db = database!.db
-  const fixture = await seed(db, 4)
+  const fixture = await seedWriters(db, 4)
   const proxy = new TcpProxy(upstreamOf(database!.url!))
   await proxy.start()
   t.teardown(() => proxy.stop())
@@ -366,7 +349,7 @@ t.test('the database vanishes and comes back on the same port: 503 while away, s
 t.test("pg_terminate_backend on the app's connections while traffic runs: no 500, no hang, service resumes", { skip }, async (t) => {
   const crashes = watchCrashes(t)
   const db = database!.db
-  const fixture = await seed(db, 4)
+  const fixture = await seedWriters(db, 4)
   const applicationName = 'faults-terminate'
   const livenessMs = 10_000
   const api = await startApp(t, appUrl(database!.url!, applicationName), { DB_CONNECTION_TIMEOUT_MS: '1000', DB_POOL_SIZE: '4' })
@@ -403,7 +386,7 @@ t.test("pg_terminate_backend on the app's connections while traffic runs: no 500
 
 t.test('a statement that outlives DB_STATEMENT_TIMEOUT_MS is cancelled: 503, nothing written, then the same request succeeds', { skip }, async (t) => {
   const db = database!.db
-  const fixture = await seed(db, 1)
+  const fixture = await seedWriters(db, 1)
   const project = fixture.projects[0]!
   const writer = fixture.writers[0]!
   const api = await startApp(t, appUrl(database!.url!, 'faults-statement'), { DB_STATEMENT_TIMEOUT_MS: '300' })

@@ -5,7 +5,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { Agent, request as httpRequest } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -16,7 +15,7 @@ import t from 'tap'
 import { createDb, type Db } from '../../src/db/index.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createTestDatabase, type TestDatabase } from '../database.js'
-import { createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../helper.js'
+import { freePort, projectActivities, projectRow, seedWriters } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -28,16 +27,6 @@ const needsPostgres = process.env.DATABASE_URL
   ? false
   : 'needs a real PostgreSQL server (set DATABASE_URL): a row lock held from a second connection, which the embedded database (one process) cannot give'
 
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 interface Answer {
   status: number // 0: no HTTP answer
@@ -161,24 +150,7 @@ async function backends (db: Db): Promise<number[]> {
   return result.rows.map((r) => r.pid)
 }
 
-interface Writer { token: string, tokenId: string, personId: string }
-interface Seeded { id: string, publicId: string, name: string }
 
-/** `count` projects any of the two writers (a company admin and a space member) may rename. */
-async function seed (db: Db, count: number): Promise<{ projects: Seeded[], writers: Writer[] }> {
-  const company = await createCompany(db)
-  const admin = await createPerson(db, company.id, { isAdmin: true })
-  const member = await createPerson(db, company.id)
-  const space = await createSpace(db, company.id, [member.id])
-  const projects: Seeded[] = []
-  for (let i = 0; i < count; i++) projects.push(await createProject(db, space, { access: { space: 70 } }))
-  const writers: Writer[] = []
-  for (const person of [admin, member]) {
-    const issued = await tokenFor(db, person.email)
-    writers.push({ token: issued.token, tokenId: issued.id, personId: person.id })
-  }
-  return { projects, writers }
-}
 
 let shared: Promise<TestDatabase> | undefined
 
@@ -233,8 +205,8 @@ interface Outcome extends Answer {
 t.test('SIGTERM under load: exit 0, every acknowledged write in, nothing else written', async (t) => {
   const clients = 20
   const shutdownTimeoutMs = 5000
-  let fixture!: Awaited<ReturnType<typeof seed>>
-  const target = await prepare(t, async (db) => { fixture = await seed(db, clients) })
+  let fixture!: Awaited<ReturnType<typeof seedWriters>>
+  const target = await prepare(t, async (db) => { fixture = await seedWriters(db, clients) })
   const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
 
   // One client per project, so each project's renames are sequential and its last
@@ -331,8 +303,8 @@ t.test('SIGTERM under load: exit 0, every acknowledged write in, nothing else wr
 })
 
 t.test('requests still running when SIGTERM arrives complete with 200, then the process exits 0', { skip: needsPostgres }, async (t) => {
-  let fixture!: Awaited<ReturnType<typeof seed>>
-  const target = await prepare(t, async (db) => { fixture = await seed(db, 2) })
+  let fixture!: Awaited<ReturnType<typeof seedWriters>>
+  const target = await prepare(t, async (db) => { fixture = await seedWriters(db, 2) })
   const shutdownTimeoutMs = 4000
   const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
   const db = await target.open()
@@ -378,8 +350,8 @@ t.test('requests still running when SIGTERM arrives complete with 200, then the 
 })
 
 t.test('past SHUTDOWN_TIMEOUT_MS the process exits 1 rather than hanging', { skip: needsPostgres }, async (t) => {
-  let fixture!: Awaited<ReturnType<typeof seed>>
-  const target = await prepare(t, async (db) => { fixture = await seed(db, 1) })
+  let fixture!: Awaited<ReturnType<typeof seedWriters>>
+  const target = await prepare(t, async (db) => { fixture = await seedWriters(db, 1) })
   const project = fixture.projects[0]!
   const shutdownTimeoutMs = 1000
   const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })

@@ -4,20 +4,13 @@ import Fastify from 'fastify'
 import t from 'tap'
 import app, { appOptions } from '../../src/app.js'
 import { createDb } from '../../src/db/index.js'
-import { build, testConfig } from '../helper.js'
+import { build, buildOn, testConfig } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'
 
 t.test('an unreachable database is 503 unavailable with Retry-After, for every operation', async (t) => {
   // Port 1 on loopback: nothing listens there, so connections are refused at once.
-  const db = await createDb({ url: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMs: 2000 })
-  const config = testConfig()
-  const server = Fastify(appOptions(config))
-  await server.register(app, { db, config })
-  t.teardown(async () => {
-    await server.close()
-    await db.destroy()
-  })
+  const server = await buildOn(t, await createDb({ url: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMs: 2000 }))
   const headers = { authorization: 'Bearer pat_any' }
   const responses = await Promise.all([
     server.inject({ method: 'POST', url: `${BASE}/update_name`, headers, payload: { project_id: 'x', name: 'y' } }),

@@ -1,12 +1,10 @@
 // /health/live and /health/ready: no token needed, no rate limit, and ready means
 // the database answers and its schema is the one this build expects.
-import Fastify from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
-import app, { appOptions } from '../../src/app.js'
 import { createDb } from '../../src/db/index.js'
 import { expectedMigrations } from '../../src/db/migrate.js'
-import { build, testConfig } from '../helper.js'
+import { build, buildOn } from '../helper.js'
 
 const latest = (await expectedMigrations()).at(-1)
 
@@ -52,14 +50,7 @@ t.test('not ready when never migrated', async (t) => {
 
 t.test('not ready when the database is unreachable, and says nothing of why', async (t) => {
   // Port 1 on loopback: nothing listens there.
-  const db = await createDb({ url: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMs: 500 })
-  const config = testConfig()
-  const server = Fastify(appOptions(config))
-  await server.register(app, { db, config })
-  t.teardown(async () => {
-    await server.close()
-    await db.destroy()
-  })
+  const server = await buildOn(t, await createDb({ url: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMs: 500 }))
   const ready = await server.inject({ method: 'GET', url: '/health/ready' })
   t.equal(ready.statusCode, 503)
   t.same(ready.json(), { statusCode: 503, error: 'Service Unavailable', code: 'unavailable', message: 'the database is unavailable' })
