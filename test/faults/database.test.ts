@@ -4,7 +4,7 @@
 // time the API answers 503 unavailable with Retry-After (never a 500, never a
 // request left hanging), recovers by itself, and every acknowledged write is in
 // the database.
-import { Agent, request as httpRequest } from 'node:http'
+import { Agent } from 'node:http'
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
@@ -13,6 +13,7 @@ import t from 'tap'
 import app, { appOptions } from '../../src/app.js'
 import { createDb, dbOptions, type Db } from '../../src/db/index.js'
 import { createTestDatabase } from '../database.js'
+import { send, type Answer } from '../http.js'
 import { projectActivities, projectRow, seedWriters, testConfig, type Seeded, type Writer } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -94,51 +95,6 @@ function appUrl (url: string, applicationName: string, port?: number): string {
 interface Fixture { projects: Seeded[], writers: Writer[] }
 
 
-interface Answer {
-  status: number // 0: no HTTP answer
-  error: string | null
-  body: string
-  retryAfter: string | undefined
-}
-
-/** One HTTP request; one that does not settle within `livenessMs` is cut off and reported as HUNG. */
-async function send (port: number, method: 'GET' | 'POST', path: string, options: {
-  token?: string, body?: unknown, agent?: Agent, livenessMs: number
-}): Promise<Answer> {
-  const payload = options.body === undefined ? undefined : JSON.stringify(options.body)
-  return await new Promise((resolve) => {
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      method,
-      path,
-      agent: options.agent ?? false,
-      headers: {
-        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-        ...(payload === undefined ? {} : { 'content-type': 'application/json' })
-      }
-    }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => { body += chunk })
-      res.on('end', () => {
-        clearTimeout(timer)
-        const retry = res.headers['retry-after']
-        resolve({ status: res.statusCode ?? 0, error: null, body, retryAfter: Array.isArray(retry) ? retry[0] : retry })
-      })
-      res.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(timer)
-        resolve({ status: 0, error: error.code ?? error.message, body, retryAfter: undefined })
-      })
-    })
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error('no answer'), { code: 'HUNG' })), options.livenessMs)
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer)
-      resolve({ status: 0, error: error.code ?? error.message, body: '', retryAfter: undefined })
-    })
-    req.end(payload)
-  })
-}
 
 interface Outcome extends Answer {
   project: string

@@ -4,7 +4,7 @@
 // process exits 1 instead of hanging.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { Agent, request as httpRequest } from 'node:http'
+import { Agent } from 'node:http'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -15,6 +15,7 @@ import t from 'tap'
 import { createDb, type Db } from '../../src/db/index.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createTestDatabase, type TestDatabase } from '../database.js'
+import { send as sendOnce, type Answer } from '../http.js'
 import { freePort, projectActivities, projectRow, seedWriters } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -23,54 +24,12 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 const UPDATE_NAME = '/api/external/v1/projects/update_name'
 /** A request that has not settled by then is cut off and counted as hanging. */
 const LIVENESS_MS = 15_000
+const send: typeof sendOnce = (port, method, path, options = {}) => sendOnce(port, method, path, { livenessMs: LIVENESS_MS, ...options })
 const needsPostgres = process.env.DATABASE_URL
   ? false
   : 'needs a real PostgreSQL server (set DATABASE_URL): a row lock held from a second connection, which the embedded database (one process) cannot give'
 
 
-interface Answer {
-  status: number // 0: no HTTP answer
-  error: string | null
-  body: string
-  headers: Record<string, string | string[] | undefined>
-}
-
-async function send (port: number, method: 'GET' | 'POST', urlPath: string, options: {
-  token?: string, body?: unknown, agent?: Agent | false
-} = {}): Promise<Answer> {
-  const payload = options.body === undefined ? undefined : JSON.stringify(options.body)
-  return await new Promise((resolve) => {
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      method,
-      path: urlPath,
-      agent: options.agent ?? false,
-      headers: {
-        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-        ...(payload === undefined ? {} : { 'content-type': 'application/json' })
-      }
-    }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => { body += chunk })
-      res.on('end', () => {
-        clearTimeout(timer)
-        resolve({ status: res.statusCode ?? 0, error: null, body, headers: res.headers })
-      })
-      res.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(timer)
-        resolve({ status: 0, error: error.code ?? error.message, body, headers: {} })
-      })
-    })
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error('no answer'), { code: 'HUNG' })), LIVENESS_MS)
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer)
-      resolve({ status: 0, error: error.code ?? error.message, body: '', headers: {} })
-    })
-    req.end(payload)
-  })
-}
 
 async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms
