@@ -7,8 +7,7 @@
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
-import scalar from '@scalar/fastify-api-reference'
-import type { FastifySchema } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify'
 import type { TSchema } from 'typebox'
 import pkg from '../../package.json' with { type: 'json' }
 import type { ErrorBody } from '../schemas/common.js'
@@ -17,7 +16,7 @@ import {
   NotificationSchema, PermissionsSchema, PersonSchema, ProjectSchema, RetrospectiveSchema, SpaceSchema,
   SubscriberSchema, SubscriptionListSchema, TaskStatusSchema, TimeframeSchema
 } from '../schemas/projects.js'
-import { envelope } from '../errors.js'
+import { ApiError, envelope } from '../errors.js'
 
 export const DOCUMENT_URL = '/api/external/v1/openapi.json'
 export const DOCS_PREFIX = '/docs'
@@ -275,9 +274,30 @@ export default fp(async (fastify) => {
       mcp: { disabled: true },
       agent: { disabled: true }
     }
-    await docs.register(scalar, {
-      routePrefix: DOCS_PREFIX,
-      configuration
-    })
+    // Scalar's module carries its page script as a 4 MB string, some 40 MB of memory
+    // once loaded: it is loaded on the first visit to the docs, into an instance of
+    // its own whose answers are passed on, so a server nobody reads the docs of
+    // never carries it.
+    let reference: Promise<FastifyInstance> | undefined
+    const load = async () => {
+      const { default: scalar } = await import('@scalar/fastify-api-reference')
+      const instance = Fastify()
+      await instance.register(scalar, { routePrefix: DOCS_PREFIX, configuration })
+      await instance.ready()
+      return instance
+    }
+    fastify.addHook('onClose', async () => { if (reference) await (await reference).close() })
+    const pass = async (request: FastifyRequest, reply: FastifyReply) => {
+      reference ??= load()
+      const answer = await (await reference).inject({ method: 'GET', url: request.url })
+      if (answer.statusCode === 404) throw new ApiError(404, 'route_not_found', `no route ${request.method} ${request.url.split('?', 1)[0]}`)
+      for (const name of ['content-type', 'location', 'etag', 'last-modified']) {
+        const value = answer.headers[name]
+        if (value !== undefined) reply.header(name, value)
+      }
+      return reply.code(answer.statusCode).send(answer.payload)
+    }
+    docs.get(DOCS_PREFIX, { schema: { hide: true } }, pass)
+    docs.get(`${DOCS_PREFIX}/*`, { schema: { hide: true } }, pass)
   })
 }, { name: 'swagger' })
