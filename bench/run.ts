@@ -162,6 +162,14 @@ async function drive (server: Server, normal: Target[], large: Target[], where: 
   return { results, sizes }
 }
 
+/** The production server's settings for a measured run: quiet logs, no rate limit, the pool under test. */
+async function serverEnv (poolSize: number): Promise<Record<string, string>> {
+  return {
+    PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
+    NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: String(poolSize)
+  }
+}
+
 async function main (): Promise<void> {
   if (options.build) {
     step('npm run build')
@@ -227,8 +235,7 @@ async function main (): Promise<void> {
       logFile: path.join(tmp, 'server-postgres.log'),
       nodeArgs: nodeArgs('postgres'),
       env: {
-        DATABASE_URL: benchUrl, PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-        NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: String(options.poolSize)
+        ...(await serverEnv(options.poolSize)), DATABASE_URL: benchUrl
       }
     })
     servers.push(pgServer)
@@ -303,8 +310,7 @@ async function main (): Promise<void> {
         logFile: path.join(tmp, 'server-embedded.log'),
         nodeArgs: nodeArgs('embedded'),
         env: {
-          DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-          NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: String(options.poolSize)
+          ...(await serverEnv(options.poolSize)), DATA_DIR: dataDir
         }
       })
       servers.push(emServer)

@@ -68,6 +68,16 @@ export async function freePort (): Promise<number> {
   })
 }
 
+/** Polls `condition` every 25 ms until it holds or `ms` have passed; whether it held. */
+export async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await condition()) return true
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  return await condition()
+}
+
 let counter = 0
 const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`
 

@@ -14,7 +14,7 @@ import app, { appOptions } from '../../src/app.js'
 import { createDb, dbOptions, type Db } from '../../src/db/index.js'
 import { createTestDatabase } from '../database.js'
 import { send, type Answer } from '../http.js'
-import { projectActivities, projectRow, seedWriters, testConfig, type Seeded, type Writer } from '../helper.js'
+import { projectActivities, projectRow, seedWriters, testConfig, waitFor, type Seeded, type Writer } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -94,8 +94,6 @@ function appUrl (url: string, applicationName: string, port?: number): string {
 
 interface Fixture { projects: Seeded[], writers: Writer[] }
 
-
-
 interface Outcome extends Answer {
   project: string
   writer: number
@@ -136,15 +134,6 @@ function startLoad (port: number, fixture: Fixture, clients: number, tag: string
       agent.destroy()
     }
   }
-}
-
-async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await condition()) return true
-    await sleep(25)
-  }
-  return await condition()
 }
 
 /** The app as the server builds it, on its own pool, listening on a free port; error logs kept. */

@@ -16,7 +16,7 @@ import { createDb, type Db } from '../../src/db/index.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createTestDatabase, type TestDatabase } from '../database.js'
 import { send as sendOnce, type Answer } from '../http.js'
-import { freePort, projectActivities, projectRow, seedWriters } from '../helper.js'
+import { freePort, projectActivities, projectRow, seedWriters, waitFor } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -28,17 +28,6 @@ const send: typeof sendOnce = (port, method, path, options = {}) => sendOnce(por
 const needsPostgres = process.env.DATABASE_URL
   ? false
   : 'needs a real PostgreSQL server (set DATABASE_URL): a row lock held from a second connection, which the embedded database (one process) cannot give'
-
-
-
-async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await condition()) return true
-    await sleep(25)
-  }
-  return await condition()
-}
 
 /** The API's 503: the error envelope with code `unavailable` and Retry-After. */
 function isUnavailable (answer: Answer): boolean {
@@ -108,8 +97,6 @@ async function backends (db: Db): Promise<number[]> {
   const result = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(db)
   return result.rows.map((r) => r.pid)
 }
-
-
 
 let shared: Promise<TestDatabase> | undefined
 
