@@ -2,9 +2,15 @@
 # The projects API as a production image: compiled JavaScript, production
 # dependencies only, a non-root user and a health check.
 #   docker build -t projects-api .
-#   docker run -e DATABASE_URL=postgres://... -p 3000:3000 projects-api
+#   docker run --stop-timeout 30 -e DATABASE_URL=postgres://... -p 3000:3000 projects-api
+# Without DATABASE_URL it runs the embedded database in the volume /var/lib/projects-api,
+# seeded with the demo data on first start (its tokens: /var/lib/projects-api/demo.json):
+#   docker run --stop-timeout 30 -v projects-data:/var/lib/projects-api -p 3000:3000 projects-api
+# A shutdown waits up to SHUTDOWN_TIMEOUT_MS (25 s) for requests in flight: give
+# `docker stop` more than that (--stop-timeout 30; Docker's default is 10 s).
 
-ARG NODE_VERSION=20
+# Node.js 24, the active LTS line (several production dependencies need 22 or later).
+ARG NODE_VERSION=24
 
 # 1. Compile TypeScript to dist/ with the full (dev) dependency set.
 FROM node:${NODE_VERSION}-bookworm-slim AS build
@@ -33,12 +39,14 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-# Only the embedded database (no DATABASE_URL) writes to disk.
-RUN mkdir -p "$DATA_DIR" && chown node:node "$DATA_DIR"
+# Only the embedded database (no DATABASE_URL) writes to disk, and only here.
+RUN mkdir -p "$DATA_DIR" && chown node:node "$DATA_DIR" && chmod 700 "$DATA_DIR"
+VOLUME ["/var/lib/projects-api"]
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM (docker stop) starts a graceful shutdown: requests in flight finish,
-# then the pool closes and the process exits 0.
+# then the pool closes and the process exits 0 (within SHUTDOWN_TIMEOUT_MS).
+STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/server.js"]

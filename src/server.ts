@@ -1,20 +1,48 @@
 // Process entry: read the configuration, open and migrate the database, listen,
 // and close gracefully on SIGINT/SIGTERM.
+import { existsSync } from 'node:fs'
+import { chmod, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import Fastify from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import app, { appOptions } from './app.js'
 import { ConfigError, loadConfig, localBaseUrl, type Config } from './config.js'
 import { createDb, dbOptions, type Db } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
-import { isEmpty, loadDemo } from './db/demo.js'
+import { isEmpty, loadDemo, type DemoResult } from './db/demo.js'
+
+const DEMO_FILE = 'demo.json'
+
+/** The operator CLI as it is run where this process runs: from source, or the build in an image. */
+function cliCommand (): string {
+  return import.meta.url.endsWith('/dist/src/server.js') ? 'node dist/src/cli.js' : 'npm run -s cli --'
+}
+
+/**
+ * The demo's tokens, kept beside the embedded database (owner-only) so that a
+ * newcomer can use every demo person while the server runs: the embedded database
+ * admits one process, so the CLI cannot issue tokens then.
+ */
+async function saveDemo (dataDir: string, demo: Pick<DemoResult, 'projects' | 'tokens'>): Promise<string> {
+  const file = path.join(dataDir, DEMO_FILE)
+  await writeFile(file, JSON.stringify({ projects: demo.projects, tokens: demo.tokens }, null, 2) + '\n', { mode: 0o600 })
+  await chmod(file, 0o600)
+  return file
+}
 
 async function prepareDatabase (config: Config, db: Db): Promise<string | null> {
   await migrateToLatest(db)
   // Only the embedded database is seeded, and only when it is new.
   if (config.DATABASE_URL) return null
-  const moreTokens = 'Tokens for every demo person: stop the server, then run npm run cli -- seed --demo --json'
-  if (!(await isEmpty(db))) return `Embedded database in ${config.DATA_DIR}. ${moreTokens}`
+  const demoFile = path.join(config.DATA_DIR, DEMO_FILE)
+  if (!(await isEmpty(db))) {
+    const tokens = existsSync(demoFile)
+      ? `Demo projects and tokens for every demo person: ${demoFile}`
+      : `Tokens: stop the server, then run ${cliCommand()} tokens create --email <email>`
+    return `Embedded database in ${config.DATA_DIR}. ${tokens}`
+  }
   const demo = await loadDemo(db)
+  const saved = await saveDemo(config.DATA_DIR, demo)
   const token = demo.tokens['alice@acme.test']?.write
   const projectId = demo.projects['Website Redesign']
   const base = localBaseUrl(config)
@@ -25,7 +53,7 @@ async function prepareDatabase (config: Config, db: Db): Promise<string | null> 
     `    -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' \\`,
     `    -d '{"project_id": "${projectId}", "name": "Website Redesign 2.0"}'`,
     '',
-    moreTokens
+    `Demo projects and a write and a read-only token for every demo person: ${saved}`
   ].join('\n')
 }
 

@@ -51,3 +51,45 @@ t.test('compose: a healthy database, a one-shot migration, then the API', async 
   t.match(api.environment.REDIS_URL, /^redis:\/\/redis:6379$/)
   for (const key of Object.keys(api.environment)) t.ok(key in ConfigSchema.properties, `${key} is a setting the server knows`)
 })
+
+t.test('the image runs a supported Node.js line that every production dependency accepts', async (t) => {
+  const major = Number(/^ARG NODE_VERSION=(\d+)$/m.exec(dockerfile)?.[1])
+  // Even-numbered lines become LTS; 20 reached its end of life on 2026-04-30.
+  t.ok(major >= 22 && major % 2 === 0, `Node ${major} is an LTS line after 20`)
+  t.equal(pkg.engines.node, '>=22', 'engines says what the dependencies need')
+  const lock = JSON.parse(await readFile(`${root}/package-lock.json`, 'utf8')) as {
+    packages: Record<string, { dev?: boolean, engines?: { node?: string } }>
+  }
+  for (const [name, entry] of Object.entries(lock.packages)) {
+    if (name === '' || entry.dev === true) continue
+    const floor = /^>=\s*(\d+)/.exec(entry.engines?.node ?? '')?.[1]
+    if (floor !== undefined) t.ok(Number(floor) <= major, `${name} runs on Node ${major}`)
+  }
+})
+
+t.test('no development tool ships in the production image', async (t) => {
+  for (const tool of ['tsx', 'esbuild', 'typescript', 'tap']) {
+    t.notOk(tool in pkg.dependencies, `${tool} is not a production dependency`)
+  }
+  const lock = JSON.parse(await readFile(`${root}/package-lock.json`, 'utf8')) as { packages: Record<string, { dev?: boolean }> }
+  for (const [name, entry] of Object.entries(lock.packages)) {
+    if (/node_modules\/(tsx|esbuild|@esbuild\/[^/]+)$/.test(name)) t.equal(entry.dev, true, `${name} is installed for development only`)
+  }
+  // The runtime starts the build, never the sources through tsx.
+  t.notMatch(dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')), /tsx/)
+})
+
+t.test('the embedded database lives in a declared volume, and docker stop outlasts a shutdown', async (t) => {
+  const dataDir = /DATA_DIR=(\S+)/.exec(dockerfile)?.[1]
+  t.equal(dataDir, '/var/lib/projects-api')
+  t.match(dockerfile, new RegExp(`^VOLUME \\["${dataDir}"\\]$`, 'm'))
+  const shutdownSeconds = (ConfigSchema.properties.SHUTDOWN_TIMEOUT_MS.default as number) / 1000
+  const runLines = [...dockerfile.matchAll(/^#\s+docker run (.*)$/gm)].map((m) => m[1]!)
+  t.ok(runLines.length > 0, 'the header shows how to run the image')
+  for (const line of runLines) {
+    const stopTimeout = Number(/--stop-timeout (\d+)/.exec(line)?.[1])
+    t.ok(stopTimeout > shutdownSeconds, `"docker run ${line}" gives a shutdown ${stopTimeout} s, more than ${shutdownSeconds} s`)
+  }
+  const grace = Number(/^(\d+)s$/.exec(compose.services.api.stop_grace_period)?.[1])
+  t.ok(grace > shutdownSeconds, 'compose gives the API more than the shutdown deadline')
+})

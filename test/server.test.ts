@@ -3,7 +3,7 @@
 // SIGTERM ends the process cleanly, and a restart keeps the data. With DATABASE_URL
 // the server migrates but never seeds.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { execFile } from 'node:child_process'
 import { tmpdir } from 'node:os'
@@ -72,11 +72,24 @@ t.test('first start on the embedded database: demo data and a curl line that wor
   t.equal(project.my_role, 'champion')
   t.match(project.id, /^website-redesign-2-0-[0-9A-Za-z]{22}$/)
 
+  // While the server holds the embedded database, every demo person's tokens are at hand.
+  const demoFile = path.join(dataDir, 'demo.json')
+  t.match(output, `Demo projects and a write and a read-only token for every demo person: ${demoFile}`)
+  t.equal((await stat(demoFile)).mode & 0o777, 0o600, 'the demo file is readable by its owner only')
+  const demo = JSON.parse(await readFile(demoFile, 'utf8')) as { projects: Record<string, string>, tokens: Record<string, { write: string, read_only: string }> }
+  t.same(Object.keys(demo.tokens).sort(), ['alice@acme.test', 'bob@acme.test', 'carol@acme.test', 'dave@globex.test', 'erin@acme.test'])
+  t.equal(demo.tokens['alice@acme.test']!.write, token, 'the printed token is the one in the file')
+  const asBob = await fetch(`http://127.0.0.1:${port}/api/external/v1/projects/get?id=${demo.projects['Website Redesign']}`, {
+    headers: { authorization: `Bearer ${demo.tokens['bob@acme.test']!.read_only}` }
+  })
+  t.equal(asBob.status, 200, "bob's read-only token from the file works while the server runs")
+  t.equal((await asBob.json() as { project: { permissions: { can_edit: boolean } } }).project.permissions.can_edit, false)
+
   t.equal(await stop(first.child), 0, 'SIGTERM ends the server with exit code 0')
 
   // A restart keeps the data and loads nothing again.
   const second = await start(env, port)
-  t.match(second.output(), /Embedded database in/)
+  t.match(second.output(), `Embedded database in ${dataDir}. Demo projects and tokens for every demo person: ${demoFile}`)
   t.notMatch(second.output(), /Bearer pat_/)
   t.equal(await stop(second.child), 0)
 
@@ -131,4 +144,10 @@ t.test('the production build (npm run build) starts and answers', async (t) => {
   t.equal((await res.json() as { project: { name: string } }).project.name, 'Website Redesign')
   t.match(server.output(), /"msg":"Server listening/, 'production logs are JSON lines')
   t.equal(await stop(server.child), 0)
+
+  // Without the demo file, the hint names the command that works where the build runs.
+  await rm(path.join(dataDir, 'demo.json'))
+  const again = await start({ DATABASE_URL: '', DATA_DIR: dataDir, NODE_ENV: 'production' }, port, ['dist/src/server.js'])
+  t.match(again.output(), 'run node dist/src/cli.js tokens create --email <email>')
+  t.equal(await stop(again.child), 0)
 })
