@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { parse } from 'yaml'
-import { ConfigSchema } from '../src/config.js'
+import { ConfigSchema, loadConfig } from '../src/config.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dockerfile = await readFile(`${root}/Dockerfile`, 'utf8')
@@ -83,7 +83,7 @@ t.test('the embedded database lives in a declared volume, and docker stop outlas
   const dataDir = /DATA_DIR=(\S+)/.exec(dockerfile)?.[1]
   t.equal(dataDir, '/var/lib/projects-api')
   t.match(dockerfile, new RegExp(`^VOLUME \\["${dataDir}"\\]$`, 'm'))
-  const shutdownSeconds = (ConfigSchema.properties.SHUTDOWN_TIMEOUT_MS.default as number) / 1000
+  const shutdownSeconds = loadConfig({}).SHUTDOWN_TIMEOUT_MS / 1000
   const runLines = [...dockerfile.matchAll(/^#\s+docker run (.*)$/gm)].map((m) => m[1]!)
   t.ok(runLines.length > 0, 'the header shows how to run the image')
   for (const line of runLines) {

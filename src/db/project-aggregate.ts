@@ -6,22 +6,16 @@ import { sql, type AliasedRawBuilder, type ExpressionBuilder, type Kysely, type 
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel } from './access.js'
 import { prepare } from './prepared.js'
-import type { Database, ProjectsTable } from './types.js'
-import { shortId, sluggedId } from '../ids.js'
-import type { Person, Project } from '../schemas/projects.js'
+import type { Database, PeopleTable, ProjectsTable } from './types.js'
 
-interface PersonRow {
-  id: string
-  full_name: string
-  email: string
-  title: string | null
-  avatar_url: string | null
-  type: 'human' | 'guest'
-}
+const PERSON_COLUMNS = ['id', 'full_name', 'email', 'title', 'avatar_url', 'type'] as const
+
+/** A person as the aggregate nests them (JSON: no Date columns). */
+export type PersonRow = Pick<Selectable<PeopleTable>, typeof PERSON_COLUMNS[number]>
 
 function person (eb: ExpressionBuilder<any, any>, idColumn: string) {
   return jsonObjectFrom(eb.selectFrom('people as pe')
-    .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type'])
+    .select(PERSON_COLUMNS.map((column) => `pe.${column}` as const))
     .whereRef('pe.id', '=', idColumn)).$castTo<PersonRow | null>()
 }
 
@@ -36,6 +30,12 @@ function timeframeColumns<A extends 'p' | 'g'> (alias: A) {
     sql<string | null>`${sql.ref(`${alias}.timeframe_end_date`)}::text`.as('timeframe_end_date')
   ] as const
 }
+
+/**
+ * SPEC part 7's `is_outdated`: an active project whose check-in is overdue by more
+ * than 3 days. In SQL, so that it is judged by the clock the row was read against.
+ */
+const isOutdated = sql<boolean>`p.state = 'active' AND p.next_check_in_scheduled_at < now() - interval '3 days'`
 
 /** A project row, read by the aggregate from the table or from a CTE of the same shape. */
 export type ProjectRow = Selectable<ProjectsTable>
@@ -69,7 +69,7 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
       'p.state', 'p.success_status',
       sql<string>`p.tasks_kanban_state::text`.as('tasks_kanban_state'),
       ...timeframeColumns('p'),
-      sql<boolean>`p.state = 'active' AND p.next_check_in_scheduled_at < now() - interval '3 days'`.as('is_outdated'),
+      isOutdated.as('is_outdated'),
       eb.exists(eb.selectFrom('project_pins as pin').select(sql.lit(1).as('one'))
         .whereRef('pin.project_id', '=', 'p.id').where('pin.person_id', '=', personId)).as('is_pinned'),
       eb.selectFrom('project_contributors as c').select('c.role')
@@ -165,168 +165,12 @@ const FIND_PROJECT = prepare(['projectId', 'personId'], (db, { projectId, person
     .where('acc.level', '>=', ACCESS.view)
     .select('acc.level'))
 
-/** The project as this person sees it, or null when it does not exist or they cannot see it. */
-export async function findProject (db: Kysely<Database>, projectId: string, personId: string): Promise<Project | null> {
+/** The aggregate of a project with the access level of the person it was read for. */
+export type ProjectView = AggregateRow & { level: number }
+
+/** The project's row as this person sees it, or null when it does not exist or they cannot see it. */
+export async function findProject (db: Kysely<Database>, projectId: string, personId: string): Promise<ProjectView | null> {
   const { rows: [row] } = await db.executeQuery(FIND_PROJECT({ projectId, personId }))
-  return row ? toProject(row) : null
+  return row ?? null
 }
 
-const iso = (value: Date | string) => new Date(value).toISOString()
-const isoOrNull = (value: Date | string | null) => value === null ? null : iso(value)
-
-function toPerson (p: PersonRow): Person {
-  return { id: shortId(p.id), full_name: p.full_name, email: p.email, title: p.title, avatar_url: p.avatar_url, type: p.type }
-}
-
-interface TimeframeRow {
-  timeframe_start_type: 'day' | 'month' | 'quarter' | 'year' | null
-  timeframe_start_value: string | null
-  timeframe_start_date: string | null
-  timeframe_end_type: 'day' | 'month' | 'quarter' | 'year' | null
-  timeframe_end_value: string | null
-  timeframe_end_date: string | null
-}
-
-function toTimeframe (r: TimeframeRow): Project['timeframe'] {
-  const start = r.timeframe_start_type && r.timeframe_start_value !== null && r.timeframe_start_date !== null
-    ? { date_type: r.timeframe_start_type, value: r.timeframe_start_value, date: r.timeframe_start_date }
-    : null
-  const end = r.timeframe_end_type && r.timeframe_end_value !== null && r.timeframe_end_date !== null
-    ? { date_type: r.timeframe_end_type, value: r.timeframe_end_value, date: r.timeframe_end_date }
-    : null
-  return start || end ? { contextual_start_date: start, contextual_end_date: end } : null
-}
-
-function privacy (levels: { public_access: number, company_access: number, space_access: number }): Project['privacy'] {
-  if (levels.public_access > 0) return 'public'
-  if (levels.company_access > 0) return 'internal'
-  if (levels.space_access > 0) return 'confidential'
-  return 'secret'
-}
-
-/** The API's Project from an aggregate row and the person's access level. */
-export function toProject (row: AggregateRow & { level: number }): Project {
-  const milestones = row.milestones.map((m) => ({
-    id: shortId(m.id),
-    title: m.title,
-    status: m.status,
-    description: m.description,
-    due_date: m.due_date,
-    completed_at: isoOrNull(m.completed_at),
-    inserted_at: iso(m.inserted_at)
-  }))
-  // The pending milestone due first; undated ones only when none is dated.
-  const pending = milestones.filter((m) => m.status === 'pending')
-  const nextMilestone = pending.reduce<typeof milestones[number] | null>((best, m) =>
-    best === null || (m.due_date !== null && (best.due_date === null || m.due_date < best.due_date)) ? m : best, null)
-
-  const lastCheckIn = row.last_check_in
-  const isOutdated = row.is_outdated === true
-  const status: Project['status'] = row.state === 'closed' && row.success_status
-    ? row.success_status
-    : row.state === 'paused'
-      ? 'paused'
-      : isOutdated ? 'outdated' : lastCheckIn?.status ?? 'pending'
-
-  const contributors = row.contributors
-  const champion = contributors.find((c) => c.role === 'champion')
-  const reviewer = contributors.find((c) => c.role === 'reviewer')
-
-  return {
-    id: sluggedId(row.id, row.name),
-    name: row.name,
-    description: row.description,
-    goal_id: row.goal ? sluggedId(row.goal.id, row.goal.name) : null,
-    space_id: shortId(row.space_id),
-    access_levels: { public: row.public_access, company: row.company_access, space: row.space_access },
-    archived_at: isoOrNull(row.archived_at),
-    closed_at: isoOrNull(row.closed_at),
-    inserted_at: iso(row.inserted_at),
-    updated_at: iso(row.updated_at),
-    next_check_in_scheduled_at: isoOrNull(row.next_check_in_scheduled_at),
-    next_update_scheduled_at: isoOrNull(row.next_update_scheduled_at),
-    is_archived: row.archived_at !== null,
-    is_outdated: isOutdated,
-    is_pinned: row.is_pinned === true,
-    champion: champion ? toPerson(champion.person) : null,
-    reviewer: reviewer ? toPerson(reviewer.person) : null,
-    contributors: contributors.map((c) => ({
-      id: shortId(c.id),
-      role: c.role,
-      responsibility: c.responsibility,
-      access_level: c.role === 'contributor' ? c.access_level : ACCESS.full,
-      person: toPerson(c.person)
-    })),
-    goal: row.goal
-      ? {
-          id: sluggedId(row.goal.id, row.goal.name),
-          name: row.goal.name,
-          status: row.goal.status,
-          is_closed: row.goal.closed_at !== null,
-          is_archived: row.goal.archived_at !== null,
-          timeframe: toTimeframe(row.goal),
-          inserted_at: iso(row.goal.inserted_at),
-          updated_at: iso(row.goal.updated_at)
-        }
-      : null,
-    space: { id: shortId(row.space_id), name: row.space_name },
-    key_resources: row.key_resources.map((k) => ({ id: shortId(k.id), title: k.title, link: k.link, resource_type: k.resource_type })),
-    last_check_in: lastCheckIn
-      ? {
-          id: shortId(lastCheckIn.id),
-          status: lastCheckIn.status,
-          description: lastCheckIn.description,
-          author: toPerson(lastCheckIn.author),
-          inserted_at: iso(lastCheckIn.inserted_at),
-          acknowledged_at: isoOrNull(lastCheckIn.acknowledged_at),
-          acknowledged_by: lastCheckIn.acknowledged_by ? toPerson(lastCheckIn.acknowledged_by) : null
-        }
-      : null,
-    milestones,
-    next_milestone: nextMilestone,
-    milestones_ordering_state: row.milestones_ordering_state.map(shortId),
-    my_role: row.my_role ?? null,
-    notifications: row.notifications.map((n) => ({
-      id: shortId(n.id), action: n.action, read: n.read, read_at: isoOrNull(n.read_at), inserted_at: iso(n.inserted_at)
-    })),
-    permissions: {
-      can_view: row.level >= ACCESS.view,
-      can_comment: row.level >= ACCESS.comment,
-      can_edit: row.level >= ACCESS.edit,
-      has_full_access: row.level >= ACCESS.full
-    },
-    potential_subscribers: contributors.map((c) => ({
-      role: c.responsibility ?? c.person.title ?? c.role,
-      priority: c.role !== 'contributor',
-      is_subscribed: c.is_subscribed === true,
-      person: toPerson(c.person)
-    })),
-    subscription_list: row.subscription_list
-      ? {
-          id: shortId(row.subscription_list.id),
-          send_to_everyone: row.subscription_list.send_to_everyone,
-          subscriptions: row.subscription_list.subscriptions.map((s) => ({
-            id: shortId(s.id), type: s.type, canceled: s.canceled, person: toPerson(s.person)
-          }))
-        }
-      : null,
-    privacy: privacy(row),
-    retrospective: row.retrospective
-      ? {
-          id: shortId(row.retrospective.id),
-          content: row.retrospective.content,
-          author: toPerson(row.retrospective.author),
-          closed_at: isoOrNull(row.retrospective.closed_at),
-          success_status: row.retrospective.success_status
-        }
-      : null,
-    state: row.state,
-    status,
-    success_status: row.success_status,
-    task_statuses: row.task_statuses.map((t) => ({
-      id: shortId(t.id), label: t.label, color: t.color, index: t.index, value: t.value, closed: t.closed
-    })),
-    tasks_kanban_state: row.tasks_kanban_state,
-    timeframe: toTimeframe(row)
-  }
-}

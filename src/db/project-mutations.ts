@@ -5,9 +5,8 @@
 import { sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
 import { prepare } from './prepared.js'
-import { projectAggregate, projectSource, toProject, type AggregateRow } from './project-aggregate.js'
+import { projectAggregate, projectSource, type ProjectView } from './project-aggregate.js'
 import type { Database } from './types.js'
-import type { Project } from '../schemas/projects.js'
 
 export type ProjectField = 'name' | 'description'
 
@@ -21,8 +20,8 @@ const ACTIONS = {
 const LATEST = projectSource('latest')
 
 export type UpdateResult =
-  | { outcome: 'updated', project: Project } // the value changed and an activity was recorded
-  | { outcome: 'unchanged', project: Project } // it already had this value: nothing written
+  | { outcome: 'updated', project: ProjectView } // the value changed and an activity was recorded
+  | { outcome: 'unchanged', project: ProjectView } // it already had this value: nothing written
   | { outcome: 'forbidden' } // visible to the person, not editable by them
   | { outcome: 'not_found' } // absent, archived, or invisible to the person
 
@@ -90,6 +89,6 @@ export async function updateProjectField (db: Kysely<Database>, change: UpdatePr
   if (row.level < ACCESS.edit) return { outcome: 'forbidden' }
   const { updated, ...aggregate } = row
   // `latest` has the row exactly when the person may edit, so the join found it.
-  const project = toProject(aggregate as AggregateRow & { level: number })
+  const project = aggregate as ProjectView
   return updated === true ? { outcome: 'updated', project } : { outcome: 'unchanged', project }
 }

@@ -10,6 +10,7 @@ import { decodeId } from '../../ids.js'
 import { findProject } from '../../db/project-aggregate.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
 import type { Project } from '../../schemas/projects.js'
+import { toProject } from '../../presenters/project.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
@@ -33,7 +34,7 @@ async function update (db: Db, caller: Caller, rawId: string, field: ProjectFiel
   })
   if (result.outcome === 'not_found') throw projectNotFound()
   if (result.outcome === 'forbidden') throw new ApiError(403, 'forbidden', 'you may view this project but not edit it')
-  return { project: result.project }
+  return { project: toProject(result.project) }
 }
 
 const projects: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -97,7 +98,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = decodeId(requireId(request.query.id, '/id'))
     const project = projectId === null ? null : await findProject(fastify.db, projectId, request.caller.personId)
     if (!project) throw projectNotFound()
-    return { project }
+    return { project: toProject(project) }
   })
 }
 
