@@ -166,10 +166,14 @@ async function migrate (db: Db): Promise<void> {
 }
 
 async function seed (db: Db, config: Config, json: boolean): Promise<void> {
-  const [{ migrateToLatest }, { loadDemo }, { localBaseUrl }] = await Promise.all([import('./db/migrate.js'), import('./db/demo.js'), import('./config.js')])
+  const [{ migrateToLatest }, { loadDemo }, { demoSummary }, { localBaseUrl }] = await Promise.all([
+    import('./db/migrate.js'), import('./db/demo.js'), import('./presenters/demo.js'), import('./config.js')
+  ])
   // Logs only: stdout carries the one JSON object.
   for (const migration of await migrateToLatest(db)) log(`applied ${migration}`)
-  const { created, projects, tokens } = await loadDemo(db)
+  const demo = await loadDemo(db)
+  const { projects, tokens } = demoSummary(demo)
+  const created = demo.created
   log(created ? 'demo dataset loaded' : 'demo dataset already present: nothing inserted, new tokens issued')
   if (json) {
     out(JSON.stringify({ projects, tokens }, null, 2))

@@ -9,7 +9,8 @@ import app, { appOptions } from './app.js'
 import { ConfigError, loadConfig, localBaseUrl, type Config } from './config.js'
 import { createDb, dbOptions, type Db } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
-import { isEmpty, loadDemo, type DemoResult } from './db/demo.js'
+import { isEmpty, loadDemo } from './db/demo.js'
+import { demoSummary, type DemoSummary } from './presenters/demo.js'
 
 const DEMO_FILE = 'demo.json'
 
@@ -23,9 +24,9 @@ function cliCommand (): string {
  * newcomer can use every demo person while the server runs: the embedded database
  * admits one process, so the CLI cannot issue tokens then.
  */
-async function saveDemo (dataDir: string, demo: Pick<DemoResult, 'projects' | 'tokens'>): Promise<string> {
+async function saveDemo (dataDir: string, demo: DemoSummary): Promise<string> {
   const file = path.join(dataDir, DEMO_FILE)
-  await writeFile(file, JSON.stringify({ projects: demo.projects, tokens: demo.tokens }, null, 2) + '\n', { mode: 0o600 })
+  await writeFile(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 })
   await chmod(file, 0o600)
   return file
 }
@@ -41,7 +42,7 @@ async function prepareDatabase (config: Config, db: Db): Promise<string | null> 
       : `Tokens: stop the server, then run ${cliCommand()} tokens create --email <email>`
     return `Embedded database in ${config.DATA_DIR}. ${tokens}`
   }
-  const demo = await loadDemo(db)
+  const demo = demoSummary(await loadDemo(db))
   const saved = await saveDemo(config.DATA_DIR, demo)
   const token = demo.tokens['alice@acme.test']?.write
   const projectId = demo.projects['Website Redesign']

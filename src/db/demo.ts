@@ -3,7 +3,6 @@
 // loading twice duplicates nothing and a project is found again after a rename; tokens
 // are issued afresh on every call because their secrets are never stored.
 import { sql } from 'kysely'
-import { sluggedId } from '../ids.js'
 import type { Db } from './index.js'
 import type { DateType } from './types.js'
 import { createToken } from './tokens.js'
@@ -11,8 +10,8 @@ import { createToken } from './tokens.js'
 export interface DemoResult {
   /** True when this call inserted the dataset, false when it was there already. */
   created: boolean
-  /** Demo project name (as first loaded) → the project's current public id. */
-  projects: Record<string, string>
+  /** Demo project name (as first loaded) → the project's row id and current name. */
+  projects: Record<string, { id: string, name: string }>
   /** Demo person's e-mail → a fresh write token and a fresh read-only token. */
   tokens: Record<string, { write: string, read_only: string }>
 }
@@ -150,10 +149,10 @@ export async function loadDemo (db: Db): Promise<DemoResult> {
       .execute()
     const currentName = new Map(rows.map((r) => [r.id, r.name]))
     // Found by id, named as now; a demo project that is gone is left out, not invented.
-    const projects: Record<string, string> = {}
+    const projects: DemoResult['projects'] = {}
     for (const [demoName, id] of Object.entries(PROJECTS)) {
       const name = currentName.get(id)
-      if (name !== undefined) projects[demoName] = sluggedId(id, name)
+      if (name !== undefined) projects[demoName] = { id, name }
     }
 
     const tokens: DemoResult['tokens'] = {}
