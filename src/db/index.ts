@@ -1,11 +1,11 @@
 // The Kysely instance: real PostgreSQL through `pg` when a URL is given, else an
 // embedded PGlite (in memory, or persisted under a data directory).
-import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely'
+import { Kysely, sql, type LogConfig } from 'kysely'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 import type { Database } from './types.js'
-import { statementName } from './prepared.js'
+import { ApiPostgresDialect, NamedStatementsClient } from './dialect.js'
 
 export type Db = Kysely<Database>
 
@@ -67,20 +67,6 @@ function lockDataDir (dataDir: string): () => void {
   return release
 }
 
-/**
- * Makes a connection send the statements of prepared() by name: PostgreSQL parses
- * them once per connection and may keep a generic plan, where an unnamed statement
- * is parsed and planned on every call (the aggregate's planning costs about as much
- * as running it).
- */
-function nameStatements (client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown
-  client.query = ((text: unknown, values?: unknown) => {
-    const name = typeof text === 'string' ? statementName(text) : undefined
-    return name === undefined ? query(text, values) : query({ name, text, values })
-  }) as typeof client.query
-}
-
 export async function createDb (options: DbOptions): Promise<Db> {
   if (options.url) {
     const pool = new pg.Pool({
@@ -88,6 +74,7 @@ export async function createDb (options: DbOptions): Promise<Db> {
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
       statement_timeout: options.statementTimeoutMs ?? 10000,
+      ...(options.preparedStatements ?? true ? { Client: NamedStatementsClient } : {}),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === DATE_OID ? (value: string) => value : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser
@@ -98,11 +85,8 @@ export async function createDb (options: DbOptions): Promise<Db> {
     // during a query would raise an unhandled 'error'. The query still fails (503)
     // and the pool discards the client when it is released.
     pool.on('error', () => {})
-    pool.on('connect', (client) => {
-      client.on('error', () => {})
-      if (options.preparedStatements ?? true) nameStatements(client)
-    })
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log })
+    pool.on('connect', (client) => { client.on('error', () => {}) })
+    return new Kysely<Database>({ dialect: new ApiPostgresDialect({ pool }), log: options.log })
   }
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([
     import('@electric-sql/pglite'),

@@ -1,7 +1,8 @@
 // API tokens: issued once in clear, stored only as a SHA-256 digest.
 import { createHash, randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Db } from './index.js'
+import type { Database } from './types.js'
 import { prepare } from './prepared.js'
 
 export const TOKEN_PREFIX = 'pat_'
@@ -108,21 +109,24 @@ export interface TokenOwner {
   rejection: 'revoked' | 'expired' | 'suspended' | null
 }
 
+/** The token, its owner and why it cannot be used, or no row. */
+const tokenLookup = (db: Kysely<Database>, digest: string) => db.selectFrom('api_tokens as t')
+  .innerJoin('people as p', 'p.id', 't.person_id')
+  .where('t.digest', '=', digest as unknown as Buffer)
+  .select((eb) => [
+    't.id as token_id', 't.person_id', 't.read_only', 't.last_used_at',
+    eb.case()
+      .when('t.revoked_at', 'is not', null).then(sql.lit('revoked'))
+      .when(sql<boolean>`t.expires_at <= now()`).then(sql.lit('expired'))
+      .when('p.suspended_at', 'is not', null).then(sql.lit('suspended'))
+      .else(null)
+      .end()
+      .$castTo<TokenOwner['rejection']>()
+      .as('rejection')
+  ])
+
 const FIND_TOKEN = prepare(['digest'], (db, { digest }) => db
-  .with('t', (qb) => qb.selectFrom('api_tokens as t')
-    .innerJoin('people as p', 'p.id', 't.person_id')
-    .where('t.digest', '=', digest as unknown as Buffer)
-    .select((eb) => [
-      't.id as token_id', 't.person_id', 't.read_only', 't.last_used_at',
-      eb.case()
-        .when('t.revoked_at', 'is not', null).then(sql.lit('revoked'))
-        .when(sql<boolean>`t.expires_at <= now()`).then(sql.lit('expired'))
-        .when('p.suspended_at', 'is not', null).then(sql.lit('suspended'))
-        .else(null)
-        .end()
-        .$castTo<TokenOwner['rejection']>()
-        .as('rejection')
-    ]))
+  .with('t', () => tokenLookup(db, digest))
   .with('touch', (qb) => qb.updateTable('api_tokens')
     .set({ last_used_at: sql`now()` })
     .from('t')
@@ -135,11 +139,38 @@ const FIND_TOKEN = prepare(['digest'], (db, { digest }) => db
   .selectFrom('t')
   .select(['token_id', 'person_id', 'read_only', 'rejection']))
 
+// The same lookup without recording the use: for a database that takes no writes.
+const FIND_TOKEN_READ_ONLY = prepare(['digest'], (db, { digest }) => db
+  .selectFrom(tokenLookup(db, digest).as('t'))
+  .select(['token_id', 'person_id', 'read_only', 'rejection']))
+
+/** SQLSTATE read_only_sql_transaction: a standby, or default_transaction_read_only. */
+const READ_ONLY_TRANSACTION = '25006'
+/** How long a database found read-only is taken to stay so before writing is tried again. */
+export const READ_ONLY_RECHECK_MS = 5000
+
+// Per database: until when its token lookups skip recording the use.
+const readOnlyUntil = new WeakMap<Kysely<Database>, number>()
+
 /**
  * Finds the token and its owner in one statement, and records its use at most
- * once a minute in the same round trip.
+ * once a minute in the same round trip. On a read-only database (a standby after
+ * a failover) the use cannot be recorded, and reads must go on: the lookup falls
+ * back to the read-only form and keeps to it for a few seconds, so that each
+ * request still costs one round trip, then tries recording again.
  */
-export async function findToken (db: Db, token: string): Promise<TokenOwner | null> {
-  const { rows: [row] } = await db.executeQuery(FIND_TOKEN({ digest: tokenDigest(token) }))
+export async function findToken (db: Kysely<Database>, token: string): Promise<TokenOwner | null> {
+  const digest = tokenDigest(token)
+  if ((readOnlyUntil.get(db) ?? 0) <= Date.now()) {
+    try {
+      const { rows: [row] } = await db.executeQuery(FIND_TOKEN({ digest }))
+      readOnlyUntil.delete(db)
+      return row ?? null
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== READ_ONLY_TRANSACTION) throw error
+      readOnlyUntil.set(db, Date.now() + READ_ONLY_RECHECK_MS)
+    }
+  }
+  const { rows: [row] } = await db.executeQuery(FIND_TOKEN_READ_ONLY({ digest }))
   return row ?? null
 }

@@ -4,6 +4,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, redactTokens, type Detail, type ErrorCode } from '../errors.js'
+import { DatabaseUnavailableError } from '../db/dialect.js'
 
 const RETRY_AFTER_SECONDS = '1'
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
@@ -38,15 +39,31 @@ function fromValidation (errors: AjvError[], context: string | undefined): ApiEr
   return new ApiError(400, 'invalid_input', message, details)
 }
 
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', 'EAI_AGAIN'])
+// A connection that broke under a statement, as Node or pg reports it.
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
+const CONNECTION_LOST = /timeout exceeded when trying to connect|Connection terminated|not queryable|Cannot use a pool after calling end/i
 
+/**
+ * SQLSTATEs of a statement that failed because the database cannot serve right
+ * now, not because of the request or of this service: connection exceptions (08),
+ * insufficient resources (53: too many connections, disk full, out of memory),
+ * operator intervention (57: statement timeout, shutdown, recovery, database
+ * dropped), system errors (58), PostgreSQL's internal errors (XX), a lock not
+ * available (55P03), serialization failures and deadlocks (40001, 40P01), a
+ * read-only database (25006: a standby after a failover, or
+ * default_transaction_read_only) and privileges taken away (42501).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57|58|XX)|^(55P03|40001|40P01|25006|42501)$/
+
+/** The answer for a database error, or null when the error is not the database's. */
 function fromDatabase (error: { code?: unknown, message?: unknown }): ApiError | null {
   const code = typeof error.code === 'string' ? error.code : ''
   const message = typeof error.message === 'string' ? error.message : ''
-  const unavailable = () => new ApiError(503, 'unavailable', 'the database is unavailable; try again shortly', undefined, { 'retry-after': RETRY_AFTER_SECONDS })
-  if (CONNECTION_ERRORS.has(code)) return unavailable()
-  if (/^(08|53|57P0)/.test(code) || code === '57014' || code === '40001' || code === '40P01') return unavailable()
-  if (/timeout exceeded when trying to connect|Connection terminated/i.test(message)) return unavailable()
+  // Failing to obtain a connection is always this, whatever the cause (db/dialect.ts).
+  if (error instanceof DatabaseUnavailableError || CONNECTION_ERRORS.has(code) ||
+    UNAVAILABLE_SQLSTATE.test(code) || CONNECTION_LOST.test(message)) {
+    return new ApiError(503, 'unavailable', 'the database is unavailable; try again shortly', undefined, { 'retry-after': RETRY_AFTER_SECONDS })
+  }
   // Class 22 (data exception) and check violations: a value Postgres cannot store.
   if (/^22/.test(code) || code === '23514') return new ApiError(400, 'invalid_input', 'a value cannot be stored')
   return null
@@ -92,7 +109,12 @@ function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): str
 export default fp(async (fastify) => {
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, fastify.initialConfig.bodyLimit)
-    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    // An outage is logged with its cause and SQLSTATE (err.code) at warn: it is
+    // the database's state, not a bug here. A 503 thrown on purpose was logged by
+    // whoever threw it.
+    const outage = apiError.code === 'unavailable'
+    if (outage && !(error instanceof ApiError)) request.log.warn({ err: error }, 'database unavailable')
+    else if (apiError.statusCode >= 500 && !outage) request.log.error({ err: error }, 'request failed')
     else request.log.info({ code: apiError.code, statusCode: apiError.statusCode }, redactTokens(apiError.message))
     return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body())
   })

@@ -2,10 +2,10 @@
 // no rate limit, and each costs at most one short query.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
-import { sql } from 'kysely'
 import { ApiError } from '../../errors.js'
 import { ErrorRef } from '../../schemas/common.js'
 import { expectedMigrations } from '../../db/migrate.js'
+import { readiness, type Readiness } from '../../db/readiness.js'
 
 /** A readiness probe that waits longer than this has its answer already: not ready. */
 const READY_TIMEOUT_MS = 2000
@@ -15,7 +15,7 @@ const ReadySchema = Type.Object({
   status: Type.Literal('ready'),
   migration: Type.String({ description: 'The newest migration applied' })
 }, {
-  description: 'The database answers and has every migration of this build',
+  description: 'The database answers, takes writes, grants what this service needs and has every migration of this build',
   examples: [{ status: 'ready', migration: '20261122000000_initial' }]
 })
 
@@ -43,16 +43,18 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { rateLimit: false },
     schema: {
       operationId: 'checkReadiness',
-      summary: 'The database is reachable and its schema is current',
-      description: 'Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable ' +
-        'or not migrated to this build\'s newest migration. No token, no rate limit.',
+      summary: 'The database is reachable, writable, current and usable by this service',
+      description: 'Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, ' +
+        'read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this ' +
+        'service needs on one of its tables, or not migrated to this build\'s newest migration. The answer does ' +
+        'not say which: the server logs it once, at warn, when the state changes. No token, no rate limit.',
       tags: ['health'],
       security: [],
       response: {
         200: ReadySchema,
         500: ErrorRef,
         503: Type.Ref('Error', {
-          description: 'Not ready: the database is unreachable, too slow or not migrated to this build',
+          description: 'Not ready: the database is unreachable, too slow, read-only, lacks a privilege or is not migrated to this build',
           examples: [notReady('the database is unavailable').body()]
         })
       }
@@ -62,24 +64,47 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(notReady('the database did not answer in time')), READY_TIMEOUT_MS)
     })
+    let state: Readiness
     try {
-      const applied = await Promise.race([
-        sql<{ name: string }>`SELECT max(name) AS name FROM kysely_migration`.execute(fastify.db),
-        timeout
-      ])
-      const migration = applied.rows[0]?.name ?? null
-      if (migration !== latest) throw notReady(`the database schema is at ${migration ?? 'nothing'}, not ${latest ?? 'nothing'}; run the migrations`)
-      return { status: 'ready' as const, migration }
+      state = await Promise.race([readiness(fastify.db), timeout])
     } catch (error) {
-      if (error instanceof ApiError) throw error
+      if (error instanceof ApiError) {
+        report(error.message)
+        throw error
+      }
+      const code = (error as { code?: unknown }).code
       // A missing migration table (42P01) is a database not yet migrated.
-      if ((error as { code?: string }).code === '42P01') throw notReady('the database has not been migrated; run the migrations')
-      fastify.log.warn({ err: error }, 'readiness check failed')
-      throw notReady('the database is unavailable')
+      const answer = code === '42P01'
+        ? notReady('the database has not been migrated; run the migrations')
+        : notReady('the database is unavailable')
+      report(code === '42P01' ? answer.message : `the database is unavailable (${typeof code === 'string' ? code : 'no code'})`, error)
+      throw answer
     } finally {
       clearTimeout(timer)
     }
+    if (state.migration !== latest) {
+      const schema = `the database schema is at ${state.migration ?? 'nothing'}, not ${latest ?? 'nothing'}; run the migrations`
+      report(schema)
+      throw notReady(schema)
+    }
+    // Why the service cannot serve is the operator's to read, in the log: the
+    // prober is told only that it cannot.
+    const unusable = state.readOnly
+      ? 'the database is read-only (a standby, or default_transaction_read_only): mutations fail'
+      : state.missing.length > 0 ? `the database role lacks ${state.missing.join(', ')}` : null
+    report(unusable)
+    if (unusable !== null) throw notReady('the database is unavailable')
+    return { status: 'ready' as const, migration: state.migration }
   })
+
+  // The reason last logged: a probe every few seconds logs each change of state once.
+  let lastReason: string | null = null
+  function report (reason: string | null, cause?: unknown): void {
+    if (reason === lastReason) return
+    lastReason = reason
+    if (reason === null) fastify.log.info('ready')
+    else fastify.log.warn(cause === undefined ? {} : { err: cause }, `not ready: ${reason}`)
+  }
 }
 
 export default health

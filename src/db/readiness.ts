@@ -1,0 +1,55 @@
+// What /health/ready asks the database, in one statement: the newest migration
+// applied, whether the database takes writes, and whether this service's role
+// holds the privileges its per-request statements need.
+import { sql, type Kysely } from 'kysely'
+import type { Database } from './types.js'
+
+type Privilege = 'SELECT' | 'UPDATE' | 'INSERT'
+
+/**
+ * Each table the per-request statements (token lookup, projects/get, the two
+ * mutations) use, and how. test/routes/health.test.ts keeps it equal to the
+ * tables those statements name.
+ */
+export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
+  api_tokens: ['SELECT', 'UPDATE'], // the lookup records the token's use
+  projects: ['SELECT', 'UPDATE'],
+  activities: ['SELECT', 'INSERT'], // inserted, and its id returned
+  people: ['SELECT'],
+  spaces: ['SELECT'],
+  space_members: ['SELECT'],
+  project_contributors: ['SELECT'],
+  project_pins: ['SELECT'],
+  subscription_lists: ['SELECT'],
+  subscriptions: ['SELECT'],
+  goals: ['SELECT'],
+  project_key_resources: ['SELECT'],
+  project_check_ins: ['SELECT'],
+  project_milestones: ['SELECT'],
+  notifications: ['SELECT'],
+  project_retrospectives: ['SELECT'],
+  project_task_statuses: ['SELECT']
+}
+
+const WANTED = Object.entries(TABLE_PRIVILEGES).flatMap(([table, privileges]) => privileges.map((p) => `${table} ${p}`))
+
+export interface Readiness {
+  /** The newest migration applied. */
+  migration: string | null
+  /** A standby, or default_transaction_read_only: reads only. */
+  readOnly: boolean
+  /** `table PRIVILEGE` for each privilege the current role lacks, or whose table is missing. */
+  missing: string[]
+}
+
+/** Fails with 42P01 when the database was never migrated. */
+export async function readiness (db: Kysely<Database>): Promise<Readiness> {
+  const { rows: [row] } = await sql<{ migration: string | null, read_only: boolean, missing: string[] }>`
+    SELECT (SELECT max(name) FROM kysely_migration) AS migration,
+      current_setting('transaction_read_only') = 'on' AS read_only,
+      ARRAY(
+        SELECT w.wanted FROM unnest(ARRAY[${sql.join(WANTED.map((w) => sql.lit(w)))}]::text[]) AS w(wanted)
+        WHERE NOT coalesce(has_table_privilege(to_regclass(split_part(w.wanted, ' ', 1)), split_part(w.wanted, ' ', 2)), false)
+      ) AS missing`.execute(db)
+  return { migration: row?.migration ?? null, readOnly: row?.read_only ?? false, missing: row?.missing ?? [] }
+}
