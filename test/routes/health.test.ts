@@ -1,10 +1,18 @@
 // /health/live and /health/ready: no token needed, no rate limit, and ready means
-// the database answers and its schema is the one this build expects.
-import { sql } from 'kysely'
+// the database answers, takes writes, grants this service what it needs and has
+// the schema this build expects. Not ready never says why; the log does, once.
+import { randomBytes } from 'node:crypto'
+import Fastify from 'fastify'
+import { sql, type LogEvent } from 'kysely'
 import t from 'tap'
-import { createDb } from '../../src/db/index.js'
+import app, { appOptions } from '../../src/app.js'
+import { createDb, type Db } from '../../src/db/index.js'
 import { expectedMigrations } from '../../src/db/migrate.js'
-import { build, buildOn } from '../helper.js'
+import { TABLE_PRIVILEGES } from '../../src/db/readiness.js'
+import { createTestDatabase } from '../database.js'
+import { build, buildOn, client, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, testConfig, tokenFor } from '../helper.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const latest = (await expectedMigrations()).at(-1)
 
@@ -56,4 +64,129 @@ t.test('not ready when the database is unreachable, and says nothing of why', as
   t.same(ready.json(), { statusCode: 503, error: 'Service Unavailable', code: 'unavailable', message: 'the database is unavailable' })
   t.notMatch(ready.body, /ECONNREFUSED|127\.0\.0\.1/)
   t.equal((await server.inject({ method: 'GET', url: '/health/live' })).statusCode, 200)
+})
+
+const NOT_READY = { statusCode: 503, error: 'Service Unavailable', code: 'unavailable', message: 'the database is unavailable' }
+const UNAVAILABLE = { statusCode: 503, error: 'Service Unavailable', code: 'unavailable', message: 'the database is unavailable; try again shortly' }
+
+interface LogLine { level: number, msg: string }
+
+/**
+ * The app on a database of its own through ONE connection (PGlite has only one),
+ * so that a session setting (SET ROLE, default_transaction_read_only) holds for
+ * every request; its statements and log lines kept; a project the token's person
+ * may edit.
+ */
+async function oneConnection (t: Tap) {
+  const statements: string[] = []
+  const log = (event: LogEvent) => { statements.push(event.query.sql) }
+  const database = await createTestDatabase({ log })
+  const db: Db = database.url ? await createDb({ url: database.url, poolSize: 1, log }) : database.db
+  const lines: LogLine[] = []
+  const config = testConfig({ LOG_LEVEL: 'info' })
+  const server = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(JSON.parse(line)) } } }))
+  await server.register(app, { db, config })
+  const cleanups: Array<() => Promise<unknown>> = []
+  t.teardown(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup()
+    await server.close()
+    if (db !== database.db) await db.destroy()
+    await database.close()
+  })
+  const company = await createCompany(db)
+  const person = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [person.id])
+  const project = await createProject(db, space, { access: { space: 70 } })
+  const api = client(server, (await tokenFor(db, person.email)).token)
+  const ready = () => server.inject({ method: 'GET', url: '/health/ready' })
+  const warnings = () => lines.filter((l) => l.level === 40).map((l) => l.msg)
+  return { server, db, project, api, ready, statements, lines, warnings, cleanups }
+}
+
+t.test('a read-only database: not ready, reads go on at one round trip each, mutations are 503 and write nothing', async (t) => {
+  const { db, project, api, ready, statements, warnings } = await oneConnection(t)
+  const before = await api.get(project.publicId)
+  t.equal(before.statusCode, 200)
+  t.equal((await ready()).statusCode, 200)
+
+  // What a failover to a standby, or default_transaction_read_only, does to a session.
+  await sql`SET default_transaction_read_only = on`.execute(db)
+  for (let i = 0; i < 3; i++) {
+    const res = await ready()
+    t.equal(res.statusCode, 503, 'not ready')
+    t.equal(res.headers['retry-after'], '1')
+    t.same(res.json(), NOT_READY, 'and not saying why')
+  }
+  t.same(warnings(), ['not ready: the database is read-only (a standby, or default_transaction_read_only): mutations fail'],
+    'the log says why, once for three probes')
+
+  for (let i = 0; i < 3; i++) {
+    statements.length = 0
+    const got = await api.get(project.publicId)
+    t.equal(got.statusCode, 200, 'get still works')
+    t.equal(got.body, before.body, 'and answers the same project')
+    if (i > 0) t.equal(statements.length, 2, 'the token lookup and the query: no failed write first')
+  }
+  const row = await projectRow(db, project.id)
+  for (const res of [
+    await api.updateName({ project_id: project.publicId, name: 'Never written' }),
+    await api.updateDescription({ project_id: project.publicId, description: '"never written"' })
+  ]) {
+    t.equal(res.statusCode, 503, 'a mutation is 503')
+    t.equal(res.headers['retry-after'], '1')
+    t.same(res.json(), UNAVAILABLE)
+  }
+  t.same(await projectRow(db, project.id), row, 'nothing written')
+  t.same(await projectActivities(db, project.id), [])
+
+  await sql`RESET default_transaction_read_only`.execute(db)
+  t.equal((await ready()).statusCode, 200, 'ready once writable again')
+  const renamed = await api.updateName({ project_id: project.publicId, name: 'Written again' })
+  t.equal(renamed.statusCode, 200)
+  t.equal(renamed.json().project.name, 'Written again')
+  t.equal((await projectActivities(db, project.id)).length, 1)
+})
+
+t.test('not ready when the role lacks a privilege on a table it uses; exactly those privileges serve every operation', async (t) => {
+  const { db, project, api, ready, statements, warnings, cleanups } = await oneConnection(t)
+  const role = `health_${process.pid}_${randomBytes(3).toString('hex')}`
+  await sql`CREATE ROLE ${sql.id(role)}`.execute(db)
+  cleanups.push(async () => {
+    await sql`RESET ROLE`.execute(db)
+    await sql`DROP OWNED BY ${sql.id(role)}`.execute(db)
+    await sql`DROP ROLE ${sql.id(role)}`.execute(db)
+  })
+  await sql`GRANT SELECT ON kysely_migration TO ${sql.id(role)}`.execute(db)
+  for (const [table, privileges] of Object.entries(TABLE_PRIVILEGES)) {
+    await sql`GRANT ${sql.raw(privileges.join(', '))} ON ${sql.id(table)} TO ${sql.id(role)}`.execute(db)
+  }
+  await sql`SET ROLE ${sql.id(role)}`.execute(db)
+
+  statements.length = 0
+  t.equal((await ready()).statusCode, 200, 'ready with exactly the privileges listed')
+  t.equal((await api.get(project.publicId)).statusCode, 200)
+  t.equal((await api.updateName({ project_id: project.publicId, name: 'Renamed' })).statusCode, 200)
+  t.equal((await api.updateDescription({ project_id: project.publicId, description: '"described"' })).statusCode, 200)
+  // The list is the tables these statements name, no more and no fewer.
+  const ctes = new Set(statements.flatMap((s) => [...s.matchAll(/"(\w+)" as \(/g)].map((m) => m[1]!)))
+  const named = (pattern: RegExp) => new Set(statements.flatMap((s) => [...s.matchAll(pattern)].map((m) => m[1]!)).filter((n) => !ctes.has(n)))
+  const listed = (privilege: string) => Object.keys(TABLE_PRIVILEGES).filter((table) => TABLE_PRIVILEGES[table]!.includes(privilege as never)).sort()
+  t.same([...named(/(?:from|join|update|into) (?!lateral\b|of\b)"?(\w+)"?(?![\w(])/gi)].filter((n) => n !== 'kysely_migration').sort(), Object.keys(TABLE_PRIVILEGES).sort(), 'every table used')
+  t.same([...named(/update "(\w+)"/g)].sort(), listed('UPDATE'), 'every table updated')
+  t.same([...named(/insert into "(\w+)"/g)].sort(), listed('INSERT'), 'every table inserted into')
+
+  await sql`RESET ROLE`.execute(db)
+  await sql`REVOKE UPDATE ON projects FROM ${sql.id(role)}`.execute(db)
+  await sql`SET ROLE ${sql.id(role)}`.execute(db)
+  for (let i = 0; i < 2; i++) {
+    const res = await ready()
+    t.equal(res.statusCode, 503, 'not ready without UPDATE on projects')
+    t.same(res.json(), NOT_READY, 'and not saying why')
+  }
+  t.same(warnings(), ['not ready: the database role lacks projects UPDATE'], 'the log says which privilege, once')
+  t.equal((await api.get(project.publicId)).statusCode, 200, 'reads go on')
+  const refused = await api.updateName({ project_id: project.publicId, name: 'Never written' })
+  t.equal(refused.statusCode, 503, 'a rename is 503, not 500')
+  t.same(refused.json(), UNAVAILABLE)
+  t.equal((await projectRow(db, project.id)).name, 'Renamed', 'nothing written')
 })
