@@ -7,6 +7,7 @@ import type { Test } from 'tap'
 import app, { appOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 import type { Db } from '../src/db/index.js'
+import { TABLE_PRIVILEGES } from '../src/db/readiness.js'
 import { createToken } from '../src/db/tokens.js'
 import type { AccessLevel, ContributorRole } from '../src/db/types.js'
 import { sluggedId } from '../src/ids.js'
@@ -200,4 +201,12 @@ export async function seedWriters (db: Db, count: number): Promise<{ projects: S
     writers.push({ token: issued.token, tokenId: issued.id, personId: person.id })
   }
   return { projects, writers }
+}
+
+/** Grants a role exactly what the service's statements need (db/readiness.ts), and the migration table. */
+export async function grantServicePrivileges (db: Db, role: string): Promise<void> {
+  await sql`GRANT SELECT ON kysely_migration TO ${sql.id(role)}`.execute(db)
+  for (const [table, privileges] of Object.entries(TABLE_PRIVILEGES)) {
+    await sql`GRANT ${sql.raw(privileges.join(', '))} ON ${sql.id(table)} TO ${sql.id(role)}`.execute(db)
+  }
 }

@@ -1,20 +1,24 @@
 // Database faults seen from outside, over real HTTP: the database vanishes and
 // comes back on the same port, its backends are terminated, a statement outlives
-// DB_STATEMENT_TIMEOUT_MS, a connection outlives DB_CONNECTION_TIMEOUT_MS. Each
-// time the API answers 503 unavailable with Retry-After (never a 500, never a
-// request left hanging), recovers by itself, and every acknowledged write is in
-// the database.
+// DB_STATEMENT_TIMEOUT_MS, a connection outlives DB_CONNECTION_TIMEOUT_MS, the
+// database refuses connections, the role's connection limit is reached, the
+// database turns read-only (as after a failover to a standby), a privilege is
+// revoked. Each time the API answers 503 unavailable with Retry-After (never a
+// 500, never a request left hanging; reads go on where the database still reads),
+// /health/ready is 503, the API recovers by itself, and every acknowledged write
+// is in the database.
 import { Agent } from 'node:http'
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
+import { sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import app, { appOptions } from '../../src/app.js'
 import { createDb, dbOptions, type Db } from '../../src/db/index.js'
-import { createTestDatabase } from '../database.js'
+import { createTestDatabase, type TestDatabase } from '../database.js'
 import { send, type Answer } from '../http.js'
-import { projectActivities, projectRow, seedWriters, testConfig, waitFor, type Seeded, type Writer } from '../helper.js'
+import { grantServicePrivileges, projectActivities, projectRow, seedWriters, testConfig, waitFor, type Seeded, type Writer } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -136,10 +140,10 @@ function startLoad (port: number, fixture: Fixture, clients: number, tag: string
   }
 }
 
-/** The app as the server builds it, on its own pool, listening on a free port; error logs kept. */
+/** The app as the server builds it, on its own pool, listening on a free port; warnings and errors kept. */
 async function startApp (t: Tap, url: string, env: Record<string, string>) {
-  const config = testConfig({ LOG_LEVEL: 'error', ...env })
-  const logs: Array<{ msg?: string, err?: { code?: string, message?: string } }> = []
+  const config = testConfig({ LOG_LEVEL: 'warn', ...env })
+  const logs: Array<{ level: number, msg?: string, err?: { type?: string, code?: string, message?: string } }> = []
   const db = await createDb(dbOptions({ ...config, DATABASE_URL: url }))
   const server = Fastify(appOptions(config, { logStream: { write: (line: string) => { logs.push(JSON.parse(line)) } } }))
   await server.register(app, { db, config })
@@ -350,7 +354,7 @@ t.test('a statement that outlives DB_STATEMENT_TIMEOUT_MS is cancelled: 503, not
   t.equal(held.status, 503, 'the rename waiting on the lock is cancelled')
   t.equal(held.retryAfter, '1')
   t.match(JSON.parse(held.body), UNAVAILABLE)
-  t.ok(api.logs.some((l) => l.msg === 'request failed' && l.err?.code === '57014'), 'by the statement timeout (57014), as the log says')
+  t.ok(api.logs.some((l) => l.msg === 'database unavailable' && l.level === 40 && l.err?.code === '57014'), 'by the statement timeout (57014), as the log says at warn')
   await locker.query('ROLLBACK')
   t.same(await projectRow(db, project.id), before, 'the row is untouched')
   t.same(await projectActivities(db, project.id), [], 'no activity')
@@ -385,4 +389,191 @@ t.test('a connection that outlives DB_CONNECTION_TIMEOUT_MS: 503 within a bound 
   }
   t.ok(silent.accepted > 0, 'the app did reach the server that never answers')
   t.ok(api.logs.some((l) => /connection timeout|timeout exceeded when trying to connect/.test(l.err?.message ?? '')), 'the pool gave up waiting for the connection')
+})
+
+// ---------------------------------------------------------------------------
+// The database refuses the service: closed to connections, a connection limit,
+// read-only, a privilege revoked. Each on a database of its own.
+
+/** The server's maintenance database, for ALTER DATABASE, roles and pg_terminate_backend. */
+async function adminClient (t: Tap): Promise<pg.Client> {
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL })
+  await admin.connect()
+  t.teardown(() => admin.end())
+  return admin
+}
+
+async function ownDatabase (t: Tap): Promise<TestDatabase & { name: string, url: string }> {
+  const own = await createTestDatabase()
+  t.teardown(() => own.close())
+  return { ...own, url: own.url!, name: new URL(own.url!).pathname.slice(1) }
+}
+
+/** Ends the app's sessions (tagged by appUrl): its new ones start with the database's new settings. */
+async function terminateBackends (admin: pg.Client, applicationName: string): Promise<void> {
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [applicationName])
+}
+
+/** A login role (not a superuser: limits and privileges apply to it) with what the service needs on `own`. */
+async function serviceRole (t: Tap, admin: pg.Client, own: TestDatabase & { name: string }, options = ''): Promise<string> {
+  const role = `faults_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  await admin.query(`CREATE ROLE ${role} LOGIN ${options}`)
+  await grantServicePrivileges(own.db, role)
+  t.teardown(async () => {
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [role])
+    await own.close() // the role's privileges go with its database
+    await admin.query(`DROP ROLE IF EXISTS ${role}`)
+  })
+  return role
+}
+
+function asRole (url: string, role: string): string {
+  const parsed = new URL(url)
+  parsed.username = role
+  parsed.password = ''
+  return parsed.toString()
+}
+
+/** Every operation once, and readiness; each rename has a new name made from `tag`. */
+function everyOperation (port: number, fixture: Fixture, tag: string) {
+  const project = fixture.projects[0]!
+  const token = fixture.writers[0]!.token
+  let n = 0
+  return async (): Promise<Record<string, Answer>> => ({
+    update_name: await send(port, 'POST', UPDATE_NAME, { token, body: { project_id: project.publicId, name: `${tag} ${++n}` } }),
+    update_description: await send(port, 'POST', '/api/external/v1/projects/update_description', {
+      token, body: { project_id: project.publicId, description: `"${tag} ${++n}"` }
+    }),
+    get: await send(port, 'GET', `/api/external/v1/projects/get?id=${project.publicId}`, { token }),
+    ready: await send(port, 'GET', '/health/ready')
+  })
+}
+
+function expectUnavailable (t: Tap, answers: Record<string, Answer>, only?: string[]): void {
+  for (const [operation, answer] of Object.entries(answers)) {
+    if (only && !only.includes(operation)) continue
+    t.equal(answer.status, 503, `${operation}: 503, not ${answer.status || answer.error}`)
+    t.equal(answer.retryAfter, '1', `${operation}: Retry-After`)
+    t.match(JSON.parse(answer.body || '{}'), UNAVAILABLE, `${operation}: the envelope`)
+  }
+}
+
+/** The project row and its activities, as a whole, to compare before and after. */
+async function written (db: Db, fixture: Fixture) {
+  const id = fixture.projects[0]!.id
+  return { row: await projectRow(db, id), activities: (await projectActivities(db, id)).length }
+}
+
+t.test('a database that refuses connections (ALLOW_CONNECTIONS false, backends terminated): 503 for every operation, then service resumes', { skip }, async (t) => {
+  const admin = await adminClient(t)
+  const own = await ownDatabase(t)
+  const fixture = await seedWriters(own.db, 1)
+  const api = await startApp(t, appUrl(own.url, 'faults-closed'), { DB_CONNECTION_TIMEOUT_MS: '2000', DB_POOL_SIZE: '2' })
+  const call = everyOperation(api.port, fixture, 'closed')
+  t.same(Object.values(await call()).map((a) => a.status), [200, 200, 200, 200], 'everything works before')
+
+  await admin.query(`ALTER DATABASE ${own.name} WITH ALLOW_CONNECTIONS false`)
+  t.teardown(() => admin.query(`ALTER DATABASE ${own.name} WITH ALLOW_CONNECTIONS true`))
+  await terminateBackends(admin, 'faults-closed')
+  for (let round = 0; round < 2; round++) expectUnavailable(t, await call())
+  t.ok(api.logs.some((l) => l.msg === 'database unavailable' && l.level === 40 && l.err?.code === '55000' &&
+    /not currently accepting connections|does not allow connections/.test(l.err.message ?? '')), 'logged at warn with its SQLSTATE (55000) and cause')
+  t.same(api.logs.filter((l) => l.level >= 50), [], 'nothing at error level')
+
+  await admin.query(`ALTER DATABASE ${own.name} WITH ALLOW_CONNECTIONS true`)
+  t.ok(await waitFor(async () => (await send(api.port, 'GET', '/health/ready')).status === 200, 10_000), 'ready again, with no restart')
+  t.same(Object.values(await call()).map((a) => a.status), [200, 200, 200, 200], 'everything works again')
+  const activities = await projectActivities(own.db, fixture.projects[0]!.id)
+  t.same(activities.map((a) => a.content.new_name ?? a.content.new_description), ['closed 1', '"closed 2"', 'closed 7', '"closed 8"'],
+    'the activities are those of the acknowledged writes: nothing written while refused')
+})
+
+t.test("the role's connection limit is reached: 503 for every operation, then service resumes when a slot frees", { skip }, async (t) => {
+  const admin = await adminClient(t)
+  const own = await ownDatabase(t)
+  const fixture = await seedWriters(own.db, 1)
+  const role = await serviceRole(t, admin, own, 'CONNECTION LIMIT 1')
+  const held = new pg.Client({ connectionString: asRole(own.url, role) })
+  await held.connect() // the role's only connection
+  const before = await written(own.db, fixture)
+  const api = await startApp(t, appUrl(asRole(own.url, role), 'faults-limit'), { DB_CONNECTION_TIMEOUT_MS: '2000' })
+  const call = everyOperation(api.port, fixture, 'limit')
+  expectUnavailable(t, await call())
+  t.ok(api.logs.some((l) => l.msg === 'database unavailable' && l.level === 40 && l.err?.code === '53300'),
+    'logged at warn with its SQLSTATE (53300, too many connections)')
+  t.same(await written(own.db, fixture), before, 'nothing written')
+
+  await held.end()
+  t.ok(await waitFor(async () => (await send(api.port, 'GET', '/health/ready')).status === 200, 10_000), 'ready once a slot is free')
+  t.same(Object.values(await call()).map((a) => a.status), [200, 200, 200, 200], 'everything works again')
+})
+
+t.test('a database turned read-only (default_transaction_read_only, as a standby is): reads answer, mutations are 503 and write nothing, not ready; then writable again', { skip }, async (t) => {
+  const admin = await adminClient(t)
+  const own = await ownDatabase(t)
+  const fixture = await seedWriters(own.db, 1)
+  const api = await startApp(t, appUrl(own.url, 'faults-read-only'), { DB_POOL_SIZE: '4' })
+  const call = everyOperation(api.port, fixture, 'read-only')
+  const normal = await call()
+  t.same(Object.values(normal).map((a) => a.status), [200, 200, 200, 200], 'everything works before')
+  const before = await written(own.db, fixture)
+  const tokenId = fixture.writers[0]!.tokenId
+  const lastUsed = async () => (await own.db.selectFrom('api_tokens').select('last_used_at').where('id', '=', tokenId).executeTakeFirstOrThrow()).last_used_at
+
+  await admin.query(`ALTER DATABASE ${own.name} SET default_transaction_read_only = on`)
+  t.teardown(() => admin.query(`ALTER DATABASE ${own.name} RESET default_transaction_read_only`))
+  await terminateBackends(admin, 'faults-read-only')
+  const used = await lastUsed()
+  for (let round = 0; round < 3; round++) {
+    const answers = await call()
+    expectUnavailable(t, answers, ['update_name', 'update_description', 'ready'])
+    t.equal(answers.get!.status, 200, `get answers (round ${round + 1})`)
+    t.equal(answers.get!.body, normal.get!.body, 'the very same project')
+  }
+  t.same(await written(own.db, fixture), before, 'nothing written')
+  t.same(await lastUsed(), used, "nor the token's last use")
+  t.same(api.logs.filter((l) => l.level >= 50), [], 'nothing at error level')
+  t.ok(api.logs.some((l) => l.msg === 'database unavailable' && l.err?.code === '25006'), 'the refused mutations are logged with 25006')
+
+  await admin.query(`ALTER DATABASE ${own.name} RESET default_transaction_read_only`)
+  await terminateBackends(admin, 'faults-read-only')
+  t.ok(await waitFor(async () => (await send(api.port, 'GET', '/health/ready')).status === 200, 10_000), 'ready again')
+  t.same(Object.values(await call()).map((a) => a.status), [200, 200, 200, 200], 'everything works again')
+  // The lookup tries recording the token's use again a few seconds later.
+  await own.db.updateTable('api_tokens').set({ last_used_at: null }).where('id', '=', tokenId).execute()
+  const get = () => send(api.port, 'GET', `/api/external/v1/projects/get?id=${fixture.projects[0]!.publicId}`, { token: fixture.writers[0]!.token })
+  t.ok(await waitFor(async () => (await get()).status === 200 && (await lastUsed()) !== null, 20_000), "the token's use is recorded again")
+})
+
+t.test('a privilege revoked from the service\'s role: not ready, the mutation that needs it is 503, reads go on', { skip }, async (t) => {
+  const admin = await adminClient(t)
+  const own = await ownDatabase(t)
+  const fixture = await seedWriters(own.db, 1)
+  const role = await serviceRole(t, admin, own)
+  const api = await startApp(t, appUrl(asRole(own.url, role), 'faults-privilege'), {})
+  const call = everyOperation(api.port, fixture, 'privilege')
+  t.same(Object.values(await call()).map((a) => a.status), [200, 200, 200, 200], 'exactly the listed privileges serve everything')
+
+  await sql`REVOKE UPDATE ON projects FROM ${sql.id(role)}`.execute(own.db)
+  const before = await written(own.db, fixture)
+  const answers = await call()
+  expectUnavailable(t, answers, ['update_name', 'update_description', 'ready'])
+  t.equal(answers.get!.status, 200, 'get answers')
+  t.same(await written(own.db, fixture), before, 'nothing written')
+  t.ok(api.logs.some((l) => l.level === 40 && l.msg === 'not ready: the database role lacks projects UPDATE'), 'the log says which privilege')
+
+  await sql`GRANT UPDATE ON projects TO ${sql.id(role)}`.execute(own.db)
+  t.same(Object.values(await call()).map((a) => a.status), [200, 200, 200, 200], 'everything works again')
+})
+
+t.test('an unknown database or role is 503 for every operation, logged with its SQLSTATE', { skip }, async (t) => {
+  const own = await ownDatabase(t)
+  const fixture = await seedWriters(own.db, 1)
+  const missingDatabase = new URL(own.url)
+  missingDatabase.pathname = `/${own.name}_missing`
+  for (const [url, code] of [[missingDatabase.toString(), '3D000'], [asRole(own.url, `${own.name}_nobody`), '28000']] as const) {
+    const api = await startApp(t, appUrl(url, 'faults-unknown'), {})
+    expectUnavailable(t, await everyOperation(api.port, fixture, 'unknown')())
+    t.ok(api.logs.some((l) => l.msg === 'database unavailable' && l.level === 40 && l.err?.code === code), `logged at warn with ${code}`)
+  }
 })

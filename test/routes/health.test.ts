@@ -10,7 +10,7 @@ import { createDb, type Db } from '../../src/db/index.js'
 import { expectedMigrations } from '../../src/db/migrate.js'
 import { TABLE_PRIVILEGES } from '../../src/db/readiness.js'
 import { createTestDatabase } from '../database.js'
-import { build, buildOn, client, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, testConfig, tokenFor } from '../helper.js'
+import { build, buildOn, client, grantServicePrivileges, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, testConfig, tokenFor } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -156,10 +156,7 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
     await sql`DROP OWNED BY ${sql.id(role)}`.execute(db)
     await sql`DROP ROLE ${sql.id(role)}`.execute(db)
   })
-  await sql`GRANT SELECT ON kysely_migration TO ${sql.id(role)}`.execute(db)
-  for (const [table, privileges] of Object.entries(TABLE_PRIVILEGES)) {
-    await sql`GRANT ${sql.raw(privileges.join(', '))} ON ${sql.id(table)} TO ${sql.id(role)}`.execute(db)
-  }
+  await grantServicePrivileges(db, role)
   await sql`SET ROLE ${sql.id(role)}`.execute(db)
 
   statements.length = 0
