@@ -116,7 +116,9 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
     examples: [envelope(500, 'internal', 'internal error')]
   },
   503: {
-    description: 'The database is unreachable or saturated; try again shortly.',
+    description: 'The database cannot serve this request now: unreachable, refusing connections, saturated, too ' +
+      'slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is ' +
+      'written). Try again after Retry-After.',
     examples: [envelope(503, 'unavailable', 'the database is unavailable; try again shortly')],
     headers: { 'Retry-After': RETRY_AFTER }
   }

@@ -30,8 +30,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The database is reachable and its schema is current
-         * @description Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable or not migrated to this build's newest migration. No token, no rate limit.
+         * The database is reachable, writable, current and usable by this service
+         * @description Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this service needs on one of its tables, or not migrated to this build's newest migration. The answer does not say which: the server logs it once, at warn, when the state changes. No token, no rate limit.
          */
         get: operations["checkReadiness"];
         put?: never;
@@ -490,7 +490,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The database answers and has every migration of this build */
+            /** @description The database answers, takes writes, grants what this service needs and has every migration of this build */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -519,7 +519,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not ready: the database is unreachable, too slow or not migrated to this build */
+            /** @description Not ready: the database is unreachable, too slow, read-only, lacks a privilege or is not migrated to this build */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -882,7 +882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or saturated; try again shortly. */
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1245,7 +1245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or saturated; try again shortly. */
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1567,7 +1567,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or saturated; try again shortly. */
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
