@@ -1,8 +1,7 @@
 // API tokens: issued once in clear, stored only as a SHA-256 digest.
 import { createHash, randomBytes } from 'node:crypto'
-import { sql, type Kysely } from 'kysely'
+import { sql } from 'kysely'
 import type { Db } from './index.js'
-import type { Database } from './types.js'
 import { prepare } from './prepared.js'
 
 export const TOKEN_PREFIX = 'pat_'
@@ -110,7 +109,7 @@ export interface TokenOwner {
 }
 
 /** The token, its owner and why it cannot be used, or no row. */
-const tokenLookup = (db: Kysely<Database>, digest: string) => db.selectFrom('api_tokens as t')
+const tokenLookup = (db: Db, digest: string) => db.selectFrom('api_tokens as t')
   .innerJoin('people as p', 'p.id', 't.person_id')
   .where('t.digest', '=', digest as unknown as Buffer)
   .select((eb) => [
@@ -150,7 +149,7 @@ const READ_ONLY_TRANSACTION = '25006'
 export const READ_ONLY_RECHECK_MS = 5000
 
 // Per database: until when its token lookups skip recording the use.
-const readOnlyUntil = new WeakMap<Kysely<Database>, number>()
+const readOnlyUntil = new WeakMap<Db, number>()
 
 /**
  * Finds the token and its owner in one statement, and records its use at most
@@ -159,7 +158,7 @@ const readOnlyUntil = new WeakMap<Kysely<Database>, number>()
  * back to the read-only form and keeps to it for a few seconds, so that each
  * request still costs one round trip, then tries recording again.
  */
-export async function findToken (db: Kysely<Database>, token: string): Promise<TokenOwner | null> {
+export async function findToken (db: Db, token: string): Promise<TokenOwner | null> {
   const digest = tokenDigest(token)
   if ((readOnlyUntil.get(db) ?? 0) <= Date.now()) {
     try {

@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * The database is reachable, writable, current and usable by this service
-         * @description Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this service needs on one of its tables, or not migrated to this build's newest migration. The answer does not say which: the server logs it once, at warn, when the state changes. No token, no rate limit.
+         * @description Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this service needs on one of its tables, or not migrated to this build's newest migration. The answer does not name a read-only database or a missing privilege; the server logs each reason at warn, once when it starts. No token, no rate limit.
          */
         get: operations["checkReadiness"];
         put?: never;

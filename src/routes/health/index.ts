@@ -47,7 +47,8 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, ' +
         'read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this ' +
         'service needs on one of its tables, or not migrated to this build\'s newest migration. The answer does ' +
-        'not say which: the server logs it once, at warn, when the state changes. No token, no rate limit.',
+        'not name a read-only database or a missing privilege; the server logs each reason at warn, once when it ' +
+        'starts. No token, no rate limit.',
       tags: ['health'],
       security: [],
       response: {
