@@ -1,7 +1,7 @@
 // The two mutations of a project. Each is one statement, so the permission check,
-// the change of its one column, the audit activity and the aggregate of the project
-// as it is afterwards commit and come back together, with no read-modify-write of
-// the row and no second round trip.
+// the row lock (an editor's only), the change of its one column, the audit activity
+// and the aggregate of the project as it is afterwards commit and come back
+// together, with no read-modify-write of the row and no second round trip.
 import { sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
 import { prepare } from './prepared.js'
@@ -38,11 +38,23 @@ function updateStatement (field: ProjectField) {
   return prepare(['value', 'projectId', 'personId', 'tokenId'], (db, change) => db
     // The value travels once, however many places use it (a description may be 512 KiB).
     .with('input', (qb) => qb.selectNoFrom(sql<string>`${change.value}::text`.as('value')))
-    // The lock makes the old value in the activity the one this update replaces, and
-    // READ COMMITTED hands back the latest committed version of the row it waited for.
-    .with('target', (qb) => qb.selectFrom('projects as p')
+    // Visibility and permission first, from the statement's snapshot, taking no lock:
+    // a row held by another transaction must not keep (or time out) someone who may
+    // not change it, nor tell them, by waiting, that the project exists.
+    .with('access', (qb) => qb.selectFrom('projects as p')
       .innerJoin('people as me', (join) => join.on('me.id', '=', change.personId))
       .where('p.id', '=', change.projectId)
+      .where('p.archived_at', 'is', null)
+      .select(['p.id', accessLevel.as('level')]))
+    // Only an editor locks the row, so only an editor waits: for anyone else the id
+    // looked up is NULL, which matches no row and locks nothing, whether PostgreSQL
+    // materialises this CTE or not. The lock makes the old value in the activity the
+    // one this update replaces, and READ COMMITTED hands back the latest committed
+    // version of the row it waited for, rechecked (still not archived) and with the
+    // level recomputed on it.
+    .with('target', (qb) => qb.selectFrom('projects as p')
+      .innerJoin('people as me', (join) => join.on('me.id', '=', change.personId))
+      .where('p.id', '=', (eb) => eb.selectFrom('access').select('access.id').where('access.level', '>=', ACCESS.edit))
       .where('p.archived_at', 'is', null)
       .selectAll('p')
       .select(accessLevel.as('level'))
@@ -74,10 +86,15 @@ function updateStatement (field: ProjectField) {
       .unionAll((eb) => eb.selectFrom('target').selectAll()
         .where('target.level', '>=', ACCESS.edit)
         .where((eb) => eb.not(eb.exists(eb.selectFrom('changed').select(sql.lit(1).as('one')))))))
-    .selectFrom('target')
+    .selectFrom('access')
+    .leftJoin('target', (join) => join.onTrue())
     .leftJoin(projectAggregate(db, LATEST, change.personId).as('project'), (join) => join.onTrue())
     .selectAll('project')
-    .select((eb) => ['target.level', eb.exists(eb.selectFrom('activity').select('activity.id')).as('updated')]))
+    .select((eb) => [
+      'access.level',
+      'target.level as locked_level',
+      eb.exists(eb.selectFrom('activity').select('activity.id')).as('updated')
+    ]))
 }
 
 const STATEMENTS = { name: updateStatement('name'), description: updateStatement('description') }
@@ -85,10 +102,16 @@ const STATEMENTS = { name: updateStatement('name'), description: updateStatement
 export async function updateProjectField (db: Kysely<Database>, change: UpdateProjectField): Promise<UpdateResult> {
   const { rows: [row] } = await db.executeQuery(STATEMENTS[change.field](change))
 
+  // Decided without waiting for the row: who may not edit never waits for it.
   if (!row || row.level < ACCESS.view) return { outcome: 'not_found' }
   if (row.level < ACCESS.edit) return { outcome: 'forbidden' }
-  const { updated, ...aggregate } = row
-  // `latest` has the row exactly when the person may edit, so the join found it.
-  const project = aggregate as ProjectView
+  // An editor waited for the row: the version the other transaction committed
+  // decides. Gone or archived meanwhile: not found; no longer editable: forbidden.
+  const level = row.locked_level
+  if (level === null || level < ACCESS.view) return { outcome: 'not_found' }
+  if (level < ACCESS.edit) return { outcome: 'forbidden' }
+  const { updated, locked_level: _locked, ...aggregate } = row
+  // `latest` has the row exactly when the locked row is editable, so the join found it.
+  const project = { ...aggregate, level } as ProjectView
   return updated === true ? { outcome: 'updated', project } : { outcome: 'unchanged', project }
 }
