@@ -84,6 +84,16 @@ export function toApiError (error: FastifyError, bodyLimit = 1024 * 1024): ApiEr
   return new ApiError(500, 'internal', 'internal error')
 }
 
+/**
+ * The client closed its connection before its request arrived whole: the body
+ * stream died of it. Nothing was done and nobody is left to answer; not a failure
+ * of the service, whatever code the socket reported (ECONNRESET is also a
+ * database connection's).
+ */
+function cutOffByClient (error: FastifyError, request: FastifyRequest): boolean {
+  return !request.raw.complete && request.raw.errored === error
+}
+
 function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): string[] {
   const url = request.url.split('?', 1)[0] ?? '/'
   return METHODS.filter((method) => fastify.hasRoute({ method, url }))
@@ -91,6 +101,10 @@ function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): str
 
 export default fp(async (fastify) => {
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    if (cutOffByClient(error, request)) {
+      request.log.info({ code: 'client_aborted' }, 'the connection closed before the request arrived whole; nothing was done')
+      return reply.code(400).send(new ApiError(400, 'invalid_input', 'the request did not arrive whole').body())
+    }
     const apiError = toApiError(error, fastify.initialConfig.bodyLimit)
     if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ code: apiError.code, statusCode: apiError.statusCode }, redactTokens(apiError.message))
