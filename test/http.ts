@@ -53,6 +53,8 @@ export interface RawAnswer extends Answer {
   closed: boolean
   /** From the first byte sent to the settlement. */
   ms: number
+  /** Everything received, as latin1 text. */
+  raw: string
 }
 
 /**
@@ -77,7 +79,7 @@ export async function sendRaw (port: number, chunks: Array<string | Buffer>, opt
       settled = true
       for (const timer of timers) clearTimeout(timer)
       socket.destroy()
-      resolve({ ...parseAnswer(received), ...(error === null ? {} : { error }), closed, ms: Date.now() - started })
+      resolve({ ...parseAnswer(received), ...(error === null ? {} : { error }), closed, ms: Date.now() - started, raw: received.toString('latin1') })
     }
     socket.on('connect', () => {
       chunks.forEach((chunk, i) => timers.push(setTimeout(() => { if (!socket.destroyed) socket.write(chunk) }, i * (options.gapMs ?? 0))))

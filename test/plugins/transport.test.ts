@@ -7,8 +7,10 @@
 // case writes anything.
 import { STATUS_CODES } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import { sql } from 'kysely'
+import pg from 'pg'
 import t, { type Test } from 'tap'
 import app, { appOptions } from '../../src/app.js'
 import { SECURITY_HEADERS } from '../../src/plugins/transport.js'
@@ -95,6 +97,17 @@ t.test('a body that never comes is 408 within REQUEST_TIMEOUT_MS, and nothing is
   t.same(logged().filter((l) => l.reqId === id && Number(l.level) >= 40), [], 'nothing logged as a failure')
 })
 
+t.test('a body refused before it is read (401) gets that one answer; its connection is closed at the bound', async (t) => {
+  const before = await written()
+  const { head } = rename('Unauthenticated Stall', { authorization: 'Bearer pat_unknown', 'content-length': '1000' })
+  const res = await sendRaw(port, [head + '{"project_id":'])
+  t.equal(res.status, 401, res.body)
+  t.equal(JSON.parse(res.body).code, 'unauthenticated')
+  t.equal(res.raw.match(/^HTTP\/1\.1 /gm)?.length, 1, 'no 408 after it')
+  t.ok(res.closed && res.ms < REQUEST_TIMEOUT_MS + SLACK_MS, `closed after ${res.ms} ms`)
+  t.equal(await written(), before, 'nothing written')
+})
+
 t.test('a body trickled a byte at a time is cut off at REQUEST_TIMEOUT_MS, not accepted late', async (t) => {
   const before = await written()
   const { head, body } = rename('Trickled In Too Slowly')
@@ -125,6 +138,23 @@ t.test('a request within the bounds is served, on a connection kept alive', asyn
   t.equal(res.status, 200, res.body)
   t.equal(JSON.parse(res.body).project?.name, 'Sent In Time')
   t.notOk(res.closed, 'the connection stays open')
+})
+
+t.test('a request received whole is not cut off by REQUEST_TIMEOUT_MS, however long it then takes', {
+  skip: database.url === undefined ? 'needs PostgreSQL: a row lock held from a second connection keeps the request waiting' : false
+}, async (t) => {
+  const locker = new pg.Client({ connectionString: database.url })
+  await locker.connect()
+  t.teardown(() => locker.end())
+  await locker.query('BEGIN')
+  await locker.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [project!.id])
+  const { head, body } = rename('Waited Past The Request Timeout')
+  const pending = sendRaw(port, [head + body], { untilClosed: false })
+  await sleep(REQUEST_TIMEOUT_MS + 1000)
+  await locker.query('ROLLBACK')
+  const res = await pending
+  t.equal(res.status, 200, res.body)
+  t.equal(JSON.parse(res.body).project?.name, 'Waited Past The Request Timeout')
 })
 
 t.test('a client that goes away mid-body is a client abort, logged at info; nothing is written', async (t) => {
