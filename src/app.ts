@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
-import type { FastifyServerOptions, RawRequestDefaultExpression } from 'fastify'
+import type { Server } from 'node:http'
+import type { FastifyHttpOptions, FastifyServerOptions, RawRequestDefaultExpression } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
@@ -11,6 +12,7 @@ import { ErrorSchema } from './schemas/common.js'
 import { redactTokens } from './errors.js'
 import dbPlugin from './plugins/db.js'
 import security from './plugins/security.js'
+import transport, { transportOptions } from './plugins/transport.js'
 import swagger from './plugins/swagger.js'
 import jsonBody from './plugins/json-body.js'
 import errors from './plugins/errors.js'
@@ -45,7 +47,7 @@ function prettyLogs (config: Config): boolean {
   }
 }
 
-export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyServerOptions {
+export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   const pretty = options.logStream === undefined && prettyLogs(config)
   return {
     logger: {
@@ -64,6 +66,7 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
       ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
     },
     bodyLimit: config.BODY_LIMIT_BYTES,
+    ...transportOptions(config),
     genReqId: requestId,
     requestIdHeader: false,
     // Fastify takes a hop count too, though its type does not say so.
@@ -88,6 +91,7 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   await fastify.register(sensible)
   await fastify.register(dbPlugin, { db })
   await fastify.register(security)
+  await fastify.register(transport)
   await fastify.register(swagger)
   await fastify.register(jsonBody)
   await fastify.register(errors)

@@ -12,6 +12,8 @@ export const ConfigSchema = Type.Object({
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest to wait for a connection' }),
   DB_PREPARED_STATEMENTS: Type.Boolean({ default: true, description: 'Named prepared statements for the per-request queries; false behind PgBouncer older than 1.21 in transaction mode' }),
   BODY_LIMIT_BYTES: Type.Integer({ default: 1048576, minimum: 1024, maximum: 67108864, description: 'Largest request body accepted; larger gets 413' }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: "Longest a client may take to send a request's headers; then 408 and the connection is closed" }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ default: 30000, minimum: 100, description: 'Longest a client may take to send a whole request, body included; then 408 and the connection is closed. At least HEADERS_TIMEOUT_MS' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'Least severe log level written' }),
   LOG_PRETTY: Type.Optional(Type.Boolean({ description: 'Human-readable logs; default: on when stdout is a terminal and NODE_ENV is not production' })),
   NODE_ENV: Type.String({ default: 'development', description: 'production turns off pretty logs' }),
@@ -34,15 +36,17 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     if (value !== undefined && value !== '') given[key] = value
   }
   const config = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, given))
-  const errors = [...Value.Errors(ConfigSchema, config)]
-  if (errors.length > 0) {
-    const lines = new Map<string, string>()
-    for (const e of errors) {
-      const name = e.instancePath.slice(1) || 'environment'
-      if (!lines.has(name)) lines.set(name, `${name}=${JSON.stringify(env[name] ?? '')}: ${e.message}`)
-    }
-    throw new ConfigError(`invalid configuration:\n  ${[...lines.values()].join('\n  ')}`)
+  const lines = new Map<string, string>()
+  for (const e of Value.Errors(ConfigSchema, config)) {
+    const name = e.instancePath.slice(1) || 'environment'
+    if (!lines.has(name)) lines.set(name, `${name}=${JSON.stringify(env[name] ?? '')}: ${e.message}`)
   }
+  if (lines.size === 0) {
+    // Node.js refuses a headers timeout longer than the request's, which contains it.
+    const { HEADERS_TIMEOUT_MS: headers, REQUEST_TIMEOUT_MS: request } = config as Config
+    if (headers > request) lines.set('REQUEST_TIMEOUT_MS', `REQUEST_TIMEOUT_MS=${JSON.stringify(String(request))}: must be at least HEADERS_TIMEOUT_MS (${headers})`)
+  }
+  if (lines.size > 0) throw new ConfigError(`invalid configuration:\n  ${[...lines.values()].join('\n  ')}`)
   return config as Config
 }
 

@@ -5,8 +5,9 @@ import type { ErrorBody } from './schemas/common.js'
 
 export type ErrorCode =
   | 'invalid_input' | 'unauthenticated' | 'read_only_token' | 'forbidden' | 'not_found'
-  | 'route_not_found' | 'method_not_allowed' | 'payload_too_large' | 'unsupported_media_type'
-  | 'rate_limited' | 'internal' | 'unavailable'
+  | 'route_not_found' | 'method_not_allowed' | 'request_timeout' | 'payload_too_large'
+  | 'unsupported_media_type' | 'expectation_failed' | 'headers_too_large' | 'rate_limited'
+  | 'internal' | 'unavailable'
 
 export interface Detail { path: string, message: string }
 

@@ -16,7 +16,9 @@ t.test('defaults', async (t) => {
     RATE_LIMIT_MAX: 600,
     RATE_LIMIT_WINDOW_MS: 60000,
     TRUST_PROXY: 'false',
-    SHUTDOWN_TIMEOUT_MS: 25000
+    SHUTDOWN_TIMEOUT_MS: 25000,
+    HEADERS_TIMEOUT_MS: 10000,
+    REQUEST_TIMEOUT_MS: 30000
   })
   t.equal(config.DATABASE_URL, undefined)
   t.equal(config.REDIS_URL, undefined)
@@ -41,6 +43,25 @@ t.test('each bad variable is named once, with its value', async (t) => {
   t.same(lines.map((line) => line.split('=')[0]).sort(), ['BODY_LIMIT_BYTES', 'DATABASE_URL', 'DB_POOL_SIZE', 'LOG_LEVEL', 'PORT', 'REDIS_URL'])
   t.match(error.message, /PORT="70000": /)
   t.match(error.message, /DB_POOL_SIZE="ten": /)
+})
+
+t.test('the client timeouts: converted, bounded below, the headers timeout within the request timeout', async (t) => {
+  const config = loadConfig({ HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: '1500' })
+  t.equal(config.HEADERS_TIMEOUT_MS, 500)
+  t.equal(config.REQUEST_TIMEOUT_MS, 1500)
+  t.equal(loadConfig({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '5000' }).REQUEST_TIMEOUT_MS, 5000, 'equal is fine')
+  for (const [env, named] of [
+    [{ HEADERS_TIMEOUT_MS: '0' }, /HEADERS_TIMEOUT_MS="0": /],
+    [{ REQUEST_TIMEOUT_MS: '50' }, /REQUEST_TIMEOUT_MS="50": /],
+    [{ HEADERS_TIMEOUT_MS: 'soon' }, /HEADERS_TIMEOUT_MS="soon": /],
+    [{ REQUEST_TIMEOUT_MS: '5000' }, /REQUEST_TIMEOUT_MS="5000": must be at least HEADERS_TIMEOUT_MS \(10000\)/],
+    [{ HEADERS_TIMEOUT_MS: '40000' }, /REQUEST_TIMEOUT_MS="30000": must be at least HEADERS_TIMEOUT_MS \(40000\)/]
+  ] as const) {
+    const error = t.throws(() => loadConfig(env)) as ConfigError
+    t.ok(error instanceof ConfigError)
+    t.match(error.message, named)
+    t.equal(error.message.split('\n').length, 2, 'one line')
+  }
 })
 
 t.test('.env.example documents every variable, and only those', async (t) => {

@@ -2,6 +2,7 @@
 // the socket error's code (ECONNREFUSED, ECONNRESET…), or as HUNG when nothing
 // came back within the liveness bound. For tests of a server that may be going away.
 import { request as httpRequest, type Agent } from 'node:http'
+import { connect } from 'node:net'
 
 export interface Answer {
   status: number // 0: no HTTP answer
@@ -45,4 +46,83 @@ export async function send (port: number, method: 'GET' | 'POST', path: string, 
     req.on('error', (error: NodeJS.ErrnoException) => failed(error))
     req.end(payload)
   })
+}
+
+export interface RawAnswer extends Answer {
+  /** Whether the server closed the connection (rather than the liveness bound or the answer ending it). */
+  closed: boolean
+  /** From the first byte sent to the settlement. */
+  ms: number
+  /** Everything received, as latin1 text. */
+  raw: string
+}
+
+/**
+ * Bytes exactly as given, for what `send` cannot say: malformed HTTP, a body that
+ * stalls or trickles (`chunks` written `gapMs` apart), a client that goes away
+ * (`abortAfterMs`, `reset` for a TCP RST rather than a FIN). Settles with the
+ * final answer (a 100 Continue is skipped) once the server closes the connection,
+ * or once the answer is whole if `untilClosed` is false; HUNG past the liveness bound.
+ */
+export async function sendRaw (port: number, chunks: Array<string | Buffer>, options: {
+  gapMs?: number, abortAfterMs?: number, reset?: boolean, livenessMs?: number, untilClosed?: boolean
+} = {}): Promise<RawAnswer> {
+  const started = Date.now()
+  return await new Promise((resolve) => {
+    let received = Buffer.alloc(0)
+    let error: string | null = null
+    let settled = false
+    const timers: NodeJS.Timeout[] = []
+    const socket = connect(port, '127.0.0.1')
+    const settle = (closed: boolean) => {
+      if (settled) return
+      settled = true
+      for (const timer of timers) clearTimeout(timer)
+      socket.destroy()
+      resolve({ ...parseAnswer(received), ...(error === null ? {} : { error }), closed, ms: Date.now() - started, raw: received.toString('latin1') })
+    }
+    socket.on('connect', () => {
+      chunks.forEach((chunk, i) => timers.push(setTimeout(() => { if (!socket.destroyed) socket.write(chunk) }, i * (options.gapMs ?? 0))))
+    })
+    socket.on('data', (data: Buffer) => {
+      received = Buffer.concat([received, data])
+      if (options.untilClosed === false && parseAnswer(received).complete) settle(false)
+    })
+    socket.on('error', (e: NodeJS.ErrnoException) => { error = e.code ?? e.message })
+    socket.on('close', () => settle(true))
+    if (options.abortAfterMs !== undefined) {
+      timers.push(setTimeout(() => { if (options.reset) socket.resetAndDestroy(); else socket.destroy() }, options.abortAfterMs))
+    }
+    timers.push(setTimeout(() => { error = 'HUNG'; settle(false) }, options.livenessMs ?? 15_000))
+  })
+}
+
+/** The last answer in `bytes` (interim 1xx answers skipped); status 0 when there is none. */
+function parseAnswer (bytes: Buffer): Answer & { complete: boolean } {
+  let rest = bytes
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n')
+    if (end < 0) return { status: 0, error: rest.length === 0 ? 'no answer' : 'incomplete answer', body: '', headers: {}, retryAfter: undefined, complete: false }
+    const [statusLine = '', ...lines] = rest.subarray(0, end).toString('latin1').split('\r\n')
+    const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0)
+    const headers: Record<string, string> = {}
+    for (const line of lines) {
+      const colon = line.indexOf(':')
+      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+    }
+    const body = rest.subarray(end + 4)
+    if (status >= 100 && status < 200) {
+      rest = body
+      continue
+    }
+    const length = Number(headers['content-length'] ?? body.length)
+    return {
+      status,
+      error: null,
+      body: body.subarray(0, length).toString('utf8'),
+      headers,
+      retryAfter: headers['retry-after'],
+      complete: body.length >= length
+    }
+  }
 }

@@ -101,6 +101,16 @@ export function toApiError (error: FastifyError, bodyLimit = 1024 * 1024): ApiEr
   return new ApiError(500, 'internal', 'internal error')
 }
 
+/**
+ * The client closed its connection before its request arrived whole: the body
+ * stream died of it. Nothing was done and nobody is left to answer; not a failure
+ * of the service, whatever code the socket reported (ECONNRESET is also a
+ * database connection's).
+ */
+function cutOffByClient (error: FastifyError, request: FastifyRequest): boolean {
+  return !request.raw.complete && request.raw.errored === error
+}
+
 function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): string[] {
   const url = request.url.split('?', 1)[0] ?? '/'
   return METHODS.filter((method) => fastify.hasRoute({ method, url }))
@@ -108,6 +118,10 @@ function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): str
 
 export default fp(async (fastify) => {
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    if (cutOffByClient(error, request)) {
+      request.log.info({ code: 'client_aborted' }, 'the connection closed before the request arrived whole; nothing was done')
+      return reply.code(400).send(new ApiError(400, 'invalid_input', 'the request did not arrive whole').body())
+    }
     const apiError = toApiError(error, fastify.initialConfig.bodyLimit)
     // An outage is logged with its cause and SQLSTATE (err.code) at warn: it is
     // the database's state, not a bug here. A 503 thrown on purpose was logged by

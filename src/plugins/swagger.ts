@@ -32,16 +32,25 @@ mutation (\`POST\`). Without a valid token the answer is 401 with
 **Errors.** Every error, whatever its status, has one JSON body, the \`Error\` envelope:
 \`{ "statusCode", "error", "code", "message", "details"? }\`. \`code\` is stable and
 machine-readable (\`invalid_input\`, \`unauthenticated\`, \`read_only_token\`, \`forbidden\`,
-\`not_found\`, \`payload_too_large\`, \`unsupported_media_type\`, \`rate_limited\`, \`internal\`,
-\`unavailable\`, and \`route_not_found\` / \`method_not_allowed\` for unknown paths and methods);
+\`not_found\`, \`request_timeout\`, \`payload_too_large\`, \`unsupported_media_type\`,
+\`expectation_failed\`, \`headers_too_large\`, \`rate_limited\`, \`internal\`, \`unavailable\`, and
+\`route_not_found\` / \`method_not_allowed\` for unknown paths and methods);
 \`details\` lists the offending fields of a 400 as JSON Pointers. Checks run in this order:
 routing, the rate limit, authentication, read-only, the body (415, 413, malformed JSON), input validation,
 then the project lookup and permission, so an unauthenticated caller learns nothing about
 validation or about which projects exist.
 
-**Limits.** Request bodies up to 1 MiB by default. Requests are rate-limited per token (or per
-address without one): over the budget the answer is 429 with \`Retry-After\` and \`RateLimit-*\`
-headers.`
+**Before routing.** Whatever the path, a request HTTP/1.1 cannot carry is answered in the same
+envelope, with \`Connection: close\`: malformed HTTP (bytes not allowed in a header, a
+\`Content-Length\` that is not one number or comes twice or with \`Transfer-Encoding\`, a
+\`Transfer-Encoding\` other than chunked), a path with a malformed percent escape, or no \`Host\`
+is 400 \`invalid_input\`; a request line and headers over 16 KiB are 431 \`headers_too_large\`; an
+\`Expect\` other than \`100-continue\` is 417 \`expectation_failed\`.
+
+**Limits.** Request bodies up to 1 MiB by default. A request must arrive whole within 30 s, its
+headers within 10 s (the defaults), else the answer is 408 \`request_timeout\` and the connection
+is closed. Requests are rate-limited per token (or per address without one): over the budget the
+answer is 429 with \`Retry-After\` and \`RateLimit-*\` headers.`
 
 const BEARER_DESCRIPTION = `An API token: \`pat_\` followed by 43 characters. A token belongs to
 one person and acts with that person's access; it may be read-only and may expire. It is
@@ -92,6 +101,10 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
   404: {
     description: 'The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks.',
     examples: [envelope(404, 'not_found', 'project not found')]
+  },
+  408: {
+    description: 'The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done.',
+    examples: [envelope(408, 'request_timeout', 'the request did not arrive whole within 30 s')]
   },
   413: {
     description: 'The body is larger than the limit (1 MiB by default).',

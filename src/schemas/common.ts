@@ -12,8 +12,8 @@ export const ErrorSchema = Type.Object({
   error: Type.String({ description: 'HTTP reason phrase, as Node.js names the status', examples: ['Bad Request'] }),
   code: Type.String({
     description: 'Stable machine-readable error code: invalid_input, unauthenticated, read_only_token, forbidden, ' +
-      'not_found, route_not_found, method_not_allowed, payload_too_large, unsupported_media_type, rate_limited, ' +
-      'internal or unavailable',
+      'not_found, route_not_found, method_not_allowed, request_timeout, payload_too_large, unsupported_media_type, ' +
+      'expectation_failed, headers_too_large, rate_limited, internal or unavailable',
     examples: ['invalid_input']
   }),
   message: Type.String({ description: 'What went wrong, for people; never a stack trace or SQL', examples: ['name must not be blank'] }),

@@ -15,7 +15,7 @@ import t from 'tap'
 import { createDb, type Db } from '../../src/db/index.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createTestDatabase, type TestDatabase } from '../database.js'
-import { send as sendOnce, type Answer } from '../http.js'
+import { send as sendOnce, sendRaw, type Answer } from '../http.js'
 import { freePort, projectActivities, projectRow, seedWriters, waitFor } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -292,6 +292,75 @@ t.test('requests still running when SIGTERM arrives complete with 200, then the 
   for (const [i, project] of fixture.projects.entries()) {
     t.equal((await projectRow(db, project.id)).name, names[i])
     t.same((await projectActivities(db, project.id)).map((a) => a.content), [{ old_name: project.name, new_name: names[i] }])
+  }
+})
+
+t.test('SIGTERM with stalled clients: they are cut off, the request in flight gets its 200, exit 0 promptly', async (t) => {
+  let fixture!: Awaited<ReturnType<typeof seedWriters>>
+  const target = await prepare(t, async (db) => { fixture = await seedWriters(db, 2) })
+  // Well below the timeouts that would otherwise cut the stalled clients off
+  // (defaults: 10 s for headers, 30 s for the request), which Node.js stops
+  // enforcing once the server closes.
+  const shutdownTimeoutMs = 8000
+  const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
+  const token = fixture.writers[0]!.token
+  const [held, stalled] = fixture.projects as [typeof fixture.projects[0], typeof fixture.projects[0]]
+
+  // A rename fully received and in flight, held by a row lock (PostgreSQL), and a
+  // stalled one: headers and the start of its body, then nothing.
+  let locker: pg.Client | undefined
+  let inFlight: Promise<Answer> | undefined
+  if (process.env.DATABASE_URL) {
+    const db = await target.open()
+    locker = new pg.Client({ connectionString: target.env.DATABASE_URL })
+    await locker.connect()
+    t.teardown(() => locker!.end())
+    await locker.query('BEGIN')
+    await locker.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [held.id])
+    inFlight = send(server.port, 'POST', UPDATE_NAME, { token, body: { project_id: held.publicId, name: 'Finished Despite The Stall' } })
+    t.ok(await waitFor(async () => (await waitingOnLocks(db)).length === 1, 10_000), 'the rename in flight waits on the lock')
+  }
+  const body = JSON.stringify({ project_id: stalled.publicId, name: 'Never Sent Whole' })
+  const stalledBody = sendRaw(server.port, [
+    `POST ${UPDATE_NAME} HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 20)}`
+  ], { livenessMs: 30_000 })
+  const stalledHeaders = sendRaw(server.port, [`GET /health/live HTTP/1.1\r\nhost: localhost\r\n`], { livenessMs: 30_000 })
+  const silent = sendRaw(server.port, [], { livenessMs: 30_000 })
+  await sleep(300) // the stalled requests have arrived as far as they will
+
+  const signalAt = Date.now()
+  server.child.kill('SIGTERM')
+  // Bounds: the upload grace (1 s) plus a generous margin for a shared machine.
+  const promptly = (ms: number) => ms < 5000
+  const cut = await stalledBody
+  t.ok(cut.closed && promptly(Date.now() - signalAt), `the stalled body's connection is closed ${Date.now() - signalAt} ms after SIGTERM`)
+  t.equal(cut.status, 503, `and answered: ${cut.status || cut.error} ${cut.body}`)
+  t.match(JSON.parse(cut.body || '{}'), { statusCode: 503, error: 'Service Unavailable', code: 'unavailable', message: String })
+  t.equal(cut.headers['retry-after'], '1')
+  t.equal(cut.headers['cache-control'], 'no-store')
+  for (const [what, pending] of [['stalled headers', stalledHeaders], ['a silent connection', silent]] as const) {
+    const res = await pending
+    t.ok(res.closed && promptly(Date.now() - signalAt), `${what}: closed within ${Date.now() - signalAt} ms of SIGTERM`)
+  }
+
+  if (locker && inFlight) {
+    t.equal(server.child.exitCode, null, 'the process waits for the request in flight')
+    await locker.query('ROLLBACK')
+    const res = await inFlight
+    t.equal(res.status, 200, `the request in flight completes: ${res.body}`)
+    t.equal(JSON.parse(res.body || '{}').project?.name, 'Finished Despite The Stall')
+  }
+  const code = await exitWithin(server, shutdownTimeoutMs + 10_000)
+  const exitMs = Date.now() - signalAt
+  t.equal(code, 0, `exit 0, ${exitMs} ms after SIGTERM`)
+  t.ok(exitMs < shutdownTimeoutMs, 'before SHUTDOWN_TIMEOUT_MS')
+
+  const reread = await target.open()
+  t.equal((await projectRow(reread, stalled.id)).name, stalled.name, 'the stalled rename wrote nothing')
+  t.same(await projectActivities(reread, stalled.id), [])
+  if (locker) {
+    t.equal((await projectRow(reread, held.id)).name, 'Finished Despite The Stall')
+    t.same((await projectActivities(reread, held.id)).map((a) => a.content), [{ old_name: held.name, new_name: 'Finished Despite The Stall' }])
   }
 })
 

@@ -172,7 +172,7 @@ export interface components {
              */
             error: string;
             /**
-             * @description Stable machine-readable error code: invalid_input, unauthenticated, read_only_token, forbidden, not_found, route_not_found, method_not_allowed, payload_too_large, unsupported_media_type, rate_limited, internal or unavailable
+             * @description Stable machine-readable error code: invalid_input, unauthenticated, read_only_token, forbidden, not_found, route_not_found, method_not_allowed, request_timeout, payload_too_large, unsupported_media_type, expectation_failed, headers_too_large, rate_limited, internal or unavailable
              * @example invalid_input
              */
             code: string;
@@ -838,6 +838,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is larger than the limit (1 MiB by default). */
             413: {
                 headers: {
@@ -1194,6 +1203,15 @@ export interface operations {
             };
             /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };

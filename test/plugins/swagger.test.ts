@@ -94,7 +94,7 @@ t.test('every project route is documented with its request schema', async (t) =>
 })
 
 t.test('every error status an operation can answer is listed with the error envelope', async (t) => {
-  const mutation = ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503']
+  const mutation = ['200', '400', '401', '403', '404', '408', '413', '415', '429', '500', '503']
   const query = ['200', '400', '401', '404', '429', '500', '503']
   const expected: Record<string, string[]> = {
     [`post ${PROJECTS}/update_name`]: mutation,

@@ -108,6 +108,21 @@ const authArb: fc.Arbitrary<Auth> = fc.oneof(
   }
 )
 
+/** Expect: mostly absent; 100-continue in any case and spacing; any other expectation, alone or listed with it. */
+const expectArb: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 16, arbitrary: fc.constant(undefined) },
+  { weight: 2, arbitrary: fc.constantFrom('100-continue', '100-Continue', ' 100-CONTINUE ', '\t100-continue') },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.constantFrom('', 'foo', '200-ok', '100', 'continue', '100-continue-please', '100-continue, foo', 'foo, 100-continue', '100-continue;x=1'),
+      fc.string({ unit: fc.constantFrom(...'abc019-=;, '), maxLength: 20 })
+    )
+  }
+)
+// The one expectation HTTP defines (RFC 9110 §10.1.1); any other is 417, before anything else.
+const unmetExpectation = (expect: string | undefined) => expect !== undefined && !/^\s*100-continue\s*$/i.test(expect)
+
 interface ContentType { value: string | undefined, json: boolean }
 const contentTypeArb: fc.Arbitrary<ContentType> = fc.oneof(
   {
@@ -280,20 +295,21 @@ function bodyArb (field: 'name' | 'description', valueArb: fc.Arbitrary<string>)
   )
 }
 
-interface MutationRequest { op: 'update_name' | 'update_description', auth: Auth, contentType: ContentType, body: Body }
-interface GetRequest { op: 'get', auth: Auth, params: Array<[string, string]>, ids: IdChoice[] }
+interface MutationRequest { op: 'update_name' | 'update_description', auth: Auth, expect: string | undefined, contentType: ContentType, body: Body }
+interface GetRequest { op: 'get', auth: Auth, expect: string | undefined, params: Array<[string, string]>, ids: IdChoice[] }
 
 const shorten = (s: string) => s.length > 200 ? `${s.slice(0, 200)}… (${s.length} chars)` : s
 function printable<T extends MutationRequest | GetRequest> (request: T): T {
   return Object.assign(request, {
     [fc.toStringMethod]: () => request.op === 'get'
-      ? `get ${JSON.stringify({ auth: request.auth, params: request.params.map(([k, v]) => [shorten(k), shorten(v)]) })}`
-      : `${request.op} ${JSON.stringify({ auth: request.auth, contentType: request.contentType, body: request.body.label, id: request.body.id && { id: shorten(String(request.body.id.id)), target: request.body.id.target } })} payload ${JSON.stringify(shorten(request.body.payload.toString('latin1')))}`
+      ? `get ${JSON.stringify({ auth: request.auth, expect: request.expect, params: request.params.map(([k, v]) => [shorten(k), shorten(v)]) })}`
+      : `${request.op} ${JSON.stringify({ auth: request.auth, expect: request.expect, contentType: request.contentType, body: request.body.label, id: request.body.id && { id: shorten(String(request.body.id.id)), target: request.body.id.target } })} payload ${JSON.stringify(shorten(request.body.payload.toString('latin1')))}`
   })
 }
 
 const mutationArb = (op: MutationRequest['op']) => fc.record({
   auth: authArb,
+  expect: expectArb,
   contentType: contentTypeArb,
   body: op === 'update_name' ? bodyArb('name', nameArb) : bodyArb('description', descriptionArb)
 }).map((r) => printable({ op, ...r }))
@@ -307,15 +323,16 @@ const queryValueArb = fc.oneof(fc.constantFrom('true', 'false', 'TRUE', '1', '')
 
 const getArb: fc.Arbitrary<GetRequest> = fc.record({
   auth: authArb,
+  expect: expectArb,
   id: fc.option(idArb, { freq: 8 }),
   extra: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(fc.tuple(queryKeyArb, queryValueArb), { minLength: 1, maxLength: 3 }) }),
   second: fc.oneof({ weight: 9, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: idArb })
-}).map(({ auth, id, extra, second }) => {
+}).map(({ auth, expect, id, extra, second }) => {
   const params: Array<[string, string]> = []
   if (id) params.push(['id', id.id])
   params.push(...extra)
   if (second) params.push(['id', second.id])
-  return printable({ op: 'get' as const, auth, params, ids: [id, second].filter((i) => i !== null) })
+  return printable({ op: 'get' as const, auth, expect, params, ids: [id, second].filter((i) => i !== null) })
 })
 
 // --- the model ----------------------------------------------------------------
@@ -357,6 +374,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 function expectMutation (request: MutationRequest): Expected {
   const field = request.op === 'update_name' ? 'name' : 'description'
   const reject = (status: number, code: string): Expected => ({ outcomes: [[status, code]] })
+  if (unmetExpectation(request.expect)) return reject(417, 'expectation_failed')
   if (request.auth.kind === 'invalid') return reject(401, 'unauthenticated')
   if (request.auth.kind === 'readonly') return reject(403, 'read_only_token')
   const { payload, id, lenient } = request.body
@@ -392,6 +410,7 @@ function expectMutation (request: MutationRequest): Expected {
 const INCLUDE = /^include_[a-z0-9_]+$/
 
 function expectGet (request: GetRequest): Expected {
+  if (unmetExpectation(request.expect)) return { outcomes: [[417, 'expectation_failed']] }
   if (request.auth.kind === 'invalid') return { outcomes: [[401, 'unauthenticated']] }
   const invalid: Expected = { outcomes: [[400, 'invalid_input']] }
   const ids = request.params.filter(([k]) => k === 'id')
@@ -420,6 +439,7 @@ function encode (text: string): string {
 function send (request: MutationRequest | GetRequest): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = {}
   if (request.auth.header !== undefined) headers.authorization = request.auth.header
+  if (request.expect !== undefined) headers.expect = request.expect
   if (request.op === 'get') {
     const query = request.params.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')
     return app.inject({ method: 'GET', url: `${BASE}/get${query ? `?${query}` : ''}`, headers })

@@ -20,7 +20,7 @@ import { checkDescription, normalizeName, requireId } from './rules.js'
 // 415) and is open to read-only tokens (no 403).
 const errors = {
   query: { 400: ErrorRef, 401: ErrorRef, 404: ErrorRef, 429: ErrorRef, 500: ErrorRef, 503: ErrorRef },
-  mutation: { 400: ErrorRef, 401: ErrorRef, 403: ErrorRef, 404: ErrorRef, 413: ErrorRef, 415: ErrorRef, 429: ErrorRef, 500: ErrorRef, 503: ErrorRef },
+  mutation: { 400: ErrorRef, 401: ErrorRef, 403: ErrorRef, 404: ErrorRef, 408: ErrorRef, 413: ErrorRef, 415: ErrorRef, 429: ErrorRef, 500: ErrorRef, 503: ErrorRef },
   /** The envelope with this operation's typical 400 as the document's example. */
   invalid: (path: string, message: string) => Type.Ref('Error', { examples: [invalidInput(path, message).body()] })
 }
