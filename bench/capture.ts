@@ -64,7 +64,7 @@ export async function captureStatements (url: string, target: Target): Promise<R
   } as typeof query
   let db
   try {
-    db = await createDb({ ...dbOptions(config), log: (event) => { events.push(event) } })
+    db = await createDb(dbOptions(config), { log: (event) => { events.push(event) } })
   } catch (error) {
     pg.Client.prototype.query = query
     throw error

@@ -1,84 +1,23 @@
 // The production server as a child process, its memory sampled from /proc, and
 // autocannon driving it with a random target per request.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, readdirSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { readdirSync, readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
-import { ConfigSchema } from '../src/config.js'
+import { launchServer, type ServerProcess } from '../test/launch.js'
 import { httpRequest, randomRevision, type OperationName, type Target } from './operations.js'
 
-export async function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')))
-    })
-  })
-}
-
-export interface Server {
-  child: ChildProcess
-  pid: number
-  url: string
+export interface Server extends ServerProcess {
   logFile: string
   /** RSS once ready, before any load. */
   idleRssMb: number
-  stop: () => Promise<number | null>
-}
-
-function tail (file: string): string {
-  try {
-    return readFileSync(file, 'utf8').split('\n').slice(-30).join('\n')
-  } catch {
-    return ''
-  }
 }
 
 /**
- * Starts `node dist/src/server.js` with only the given configuration (none of the
- * caller's own configuration variables leak in) and waits for /health/ready.
+ * Starts `node <entry>` (the build) with only the given configuration, its output
+ * in `logFile`, and waits for /health/ready: test/launch.ts, which the tests use too.
  */
 export async function startServer (options: { entry: string, env: Record<string, string>, logFile: string, nodeArgs?: string[] }): Promise<Server> {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const key of Object.keys(ConfigSchema.properties)) delete env[key]
-  Object.assign(env, options.env)
-  const log = createWriteStream(options.logFile)
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.entry], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  child.stdout!.pipe(log)
-  child.stderr!.pipe(log)
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  let gone = false
-  void exited.then(() => { gone = true })
-  const url = `http://127.0.0.1:${options.env.PORT}`
-
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (gone) throw new Error(`the server exited before it was ready:\n${tail(options.logFile)}`)
-    try {
-      const response = await fetch(`${url}/health/ready`)
-      await response.arrayBuffer()
-      if (response.status === 200) break
-    } catch {}
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`the server was not ready within 60 s:\n${tail(options.logFile)}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-
-  const stop = async () => {
-    if (!gone) {
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
-      await exited
-      clearTimeout(timer)
-    }
-    log.end()
-    return exited
-  }
-  return { child, pid: child.pid!, url, logFile: options.logFile, idleRssMb: rssMb(child.pid!) ?? 0, stop }
+  const server = await launchServer({ entry: [options.entry], env: options.env, logFile: options.logFile, nodeArgs: options.nodeArgs })
+  return { ...server, logFile: options.logFile, idleRssMb: rssMb(server.pid) ?? 0 }
 }
 
 /** The process's resident memory in MB, from VmRSS; null once it is gone. */

@@ -29,10 +29,11 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CompiledQuery } from 'kysely'
 import pg from 'pg'
-import { createDb, type Db } from '../src/db/index.js'
+import { loadConfig } from '../src/config.js'
+import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
-import { freePort, load, startServer, type LoadResult, type Server } from './load.js'
+import { load, startServer, type LoadResult, type Server } from './load.js'
 import { OPERATIONS, LABELS, type OperationName, type Target } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { machine, pgbenchKey, render, type Figures, type SizeRun } from './report.js'
@@ -162,12 +163,9 @@ async function drive (server: Server, normal: Target[], large: Target[], where: 
   return { results, sizes }
 }
 
-/** The production server's settings for a measured run: quiet logs, no rate limit, the pool under test. */
-async function serverEnv (poolSize: number): Promise<Record<string, string>> {
-  return {
-    PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-    NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: String(poolSize)
-  }
+/** The production server's settings for a measured run: quiet logs, no rate limit, the pool under test (on a free loopback port). */
+function serverEnv (poolSize: number): Record<string, string> {
+  return { LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: String(poolSize) }
 }
 
 async function main (): Promise<void> {
@@ -187,7 +185,8 @@ async function main (): Promise<void> {
     // PostgreSQL: seed, capture, verify the scripts, then HTTP and pgbench.
     step(`recreating ${DATABASE}`)
     const postgresVersion = await recreateDatabase(options.url)
-    const db = await createDb({ url: benchUrl, poolSize: 8 })
+    // Seeding runs statements longer than a request's.
+    const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: benchUrl, DB_POOL_SIZE: '8', DB_STATEMENT_TIMEOUT_MS: '10000' })))
     let dataset: Dataset
     let captures: Record<OperationName, Capture>
     const scripts = {} as Record<OperationName, Script>
@@ -235,7 +234,7 @@ async function main (): Promise<void> {
       logFile: path.join(tmp, 'server-postgres.log'),
       nodeArgs: nodeArgs('postgres'),
       env: {
-        ...(await serverEnv(options.poolSize)), DATABASE_URL: benchUrl
+        ...serverEnv(options.poolSize), DATABASE_URL: benchUrl
       }
     })
     servers.push(pgServer)
@@ -286,7 +285,7 @@ async function main (): Promise<void> {
       const dataDir = path.join(tmp, 'pglite')
       const embeddedSize: DatasetSize = { ...DEFAULT_SIZE, projects: options.embeddedProjects }
       step(`seeding the embedded database (${embeddedSize.projects} + ${embeddedSize.largeProjects} large projects)`)
-      const edb = await createDb({ dataDir })
+      const edb = await createDb(dbOptions(loadConfig({ DATA_DIR: dataDir, DB_STATEMENT_TIMEOUT_MS: '10000' })))
       let embeddedData: Dataset
       try {
         await migrateToLatest(edb)
@@ -310,7 +309,7 @@ async function main (): Promise<void> {
         logFile: path.join(tmp, 'server-embedded.log'),
         nodeArgs: nodeArgs('embedded'),
         env: {
-          ...(await serverEnv(options.poolSize)), DATA_DIR: dataDir
+          ...serverEnv(options.poolSize), DATA_DIR: dataDir
         }
       })
       servers.push(emServer)

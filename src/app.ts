@@ -9,7 +9,7 @@ import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import { ErrorSchema } from './schemas/common.js'
-import { redactTokens } from './errors.js'
+import { hasToken, redactTokens } from './redact.js'
 import dbPlugin from './plugins/db.js'
 import security from './plugins/security.js'
 import transport, { transportOptions } from './plugins/transport.js'
@@ -20,14 +20,18 @@ import rateLimit from './plugins/rate-limit.js'
 import auth from './plugins/auth.js'
 import health from './routes/health/index.js'
 import projects from './routes/projects/index.js'
+import people from './routes/people/index.js'
+import companies from './routes/companies/index.js'
+import cursors from './plugins/cursors.js'
 
 // A caller's X-Request-Id is kept when it is a plain, short identifier; anything
-// else (too long, spaces, control characters) is replaced rather than logged.
+// else (too long, spaces, control characters, anything shaped like a token, which
+// would be logged on every line and handed back) is replaced rather than logged.
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
 
 function requestId (request: RawRequestDefaultExpression): string {
   const given = request.headers['x-request-id']
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+  return typeof given === 'string' && REQUEST_ID.test(given) && !hasToken(given) ? given : randomUUID()
 }
 
 function trustProxy (value: string): boolean | number | string[] {
@@ -56,10 +60,11 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
       serializers: {
         req: (req) => ({
           method: req.method,
-          // A token belongs in the Authorization header, but a client may put one in a URL.
+          // A token belongs in the Authorization header, but a client may put one
+          // anywhere else: in the URL (percent-encoded or not) or in a header.
           url: redactTokens(req.url),
           remoteAddress: req.ip,
-          userAgent: req.headers?.['user-agent']
+          userAgent: req.headers?.['user-agent'] === undefined ? undefined : redactTokens(req.headers['user-agent'])
         })
       },
       ...(options.logStream ? { stream: options.logStream } : {}),
@@ -95,8 +100,17 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   await fastify.register(swagger)
   await fastify.register(jsonBody)
   await fastify.register(errors)
-  await fastify.register(rateLimit, { max: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS, redisUrl: config.REDIS_URL })
+  await fastify.register(rateLimit, {
+    max: config.RATE_LIMIT_MAX,
+    windowMs: config.RATE_LIMIT_WINDOW_MS,
+    authFailureMax: config.AUTH_FAILURE_LIMIT_MAX,
+    authFailureWindowMs: config.AUTH_FAILURE_LIMIT_WINDOW_MS,
+    redisUrl: config.REDIS_URL
+  })
   await fastify.register(auth)
   await fastify.register(health, { prefix: '/health' })
+  await fastify.register(cursors)
   await fastify.register(projects, { prefix: '/api/external/v1/projects' })
+  await fastify.register(people, { prefix: '/api/external/v1/people' })
+  await fastify.register(companies, { prefix: '/api/external/v1/companies' })
 }, { name: 'app' })

@@ -9,6 +9,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import type { TokenListing } from './db/tokens.js'
+import { redactPasswords } from './redact.js'
+import { describeError } from './errors.js'
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -217,11 +219,11 @@ function tokenTable (tokens: TokenListing[]): string {
  * same wherever it is generated; the database is never connected to.
  */
 async function openapi (file: string | undefined): Promise<void> {
-  const [{ default: Fastify }, { default: app, appOptions }, { loadConfig }, { createDb }, { writeFile }] = await Promise.all([
+  const [{ default: Fastify }, { default: app, appOptions }, { loadConfig }, { createDb, dbOptions }, { writeFile }] = await Promise.all([
     import('fastify'), import('./app.js'), import('./config.js'), import('./db/index.js'), import('node:fs/promises')
   ])
   const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' })
-  const db = await createDb({ url: 'postgres://never-connected.invalid/openapi' })
+  const db = await createDb(dbOptions({ ...config, DATABASE_URL: 'postgres://never-connected.invalid/openapi' }))
   const server = Fastify(appOptions(config))
   try {
     await server.register(app, { db, config })
@@ -327,19 +329,9 @@ async function main (argv: string[]): Promise<number> {
 }
 
 function failed (error: unknown): number {
-  log(`error: ${describe(error)}`)
+  log(`error: ${redactPasswords(describeError(error))}`)
   if (process.env.DEBUG && !(error instanceof CommandError) && error instanceof Error) log(error.stack ?? '')
   return 1
-}
-
-// `pg` reports a refused connection to a host with several addresses as an
-// AggregateError without a message of its own.
-function describe (error: unknown): string {
-  if (error instanceof AggregateError && !error.message) {
-    return error.errors.map((e) => describe(e)).join('; ')
-  }
-  if (error instanceof Error) return error.message || error.name
-  return String(error)
 }
 
 process.exitCode = await main(process.argv.slice(2))

@@ -1,6 +1,7 @@
 // The environment, as one TypeBox schema: validated once at start, typed by Static<>.
 import Type, { type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { redactPasswords } from './redact.js'
 
 export const ConfigSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Address to listen on' }),
@@ -19,6 +20,8 @@ export const ConfigSchema = Type.Object({
   NODE_ENV: Type.String({ default: 'development', description: 'production turns off pretty logs' }),
   RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 0, description: 'Requests per token (or per address without one) in each window; 0 turns the limit off' }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60000, minimum: 1000, description: 'Length of the rate-limit window' }),
+  AUTH_FAILURE_LIMIT_MAX: Type.Integer({ default: 20, minimum: 0, description: 'Failed authentications per client address in each window before its requests get 429 without a token lookup (tokens that authenticated before are still served); 0 turns the limit off' }),
+  AUTH_FAILURE_LIMIT_WINDOW_MS: Type.Integer({ default: 60000, minimum: 1000, description: 'Length of the failed-authentication window' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL; with it all instances share one rate-limit budget' })),
   TRUST_PROXY: Type.String({ default: 'false', description: 'Proxies whose X-Forwarded-For is believed: false, true, a hop count, or comma-separated addresses/CIDRs' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 25000, minimum: 100, description: 'Longest a shutdown waits for requests in flight before it exits; keep it above DB_CONNECTION_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS' })
@@ -39,7 +42,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const lines = new Map<string, string>()
   for (const e of Value.Errors(ConfigSchema, config)) {
     const name = e.instancePath.slice(1) || 'environment'
-    if (!lines.has(name)) lines.set(name, `${name}=${JSON.stringify(env[name] ?? '')}: ${e.message}`)
+    // A URL's password is never repeated: the message goes to logs and terminals.
+    if (!lines.has(name)) lines.set(name, `${name}=${redactPasswords(JSON.stringify(env[name] ?? ''))}: ${e.message}`)
   }
   if (lines.size === 0) {
     // Node.js refuses a headers timeout longer than the request's, which contains it.

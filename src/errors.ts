@@ -45,9 +45,15 @@ export function projectNotFound (): ApiError {
   return new ApiError(404, 'not_found', 'project not found')
 }
 
-const TOKEN_IN_TEXT = /pat_[A-Za-z0-9_-]+/g
-
-/** Masks anything shaped like an API token, for text that is logged or echoed back. */
-export function redactTokens (text: string): string {
-  return text.replace(TOKEN_IN_TEXT, 'pat_[redacted]')
+/**
+ * An error and its causes, one after the other, for an operator to read (`pg`
+ * reports a refused connection to a host with several addresses as an
+ * AggregateError without a message of its own).
+ */
+export function describeError (error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const own = error instanceof AggregateError && !error.message
+    ? error.errors.map(describeError).join('; ')
+    : error.message || error.name
+  return error.cause === undefined ? own : `${own}: ${describeError(error.cause)}`
 }

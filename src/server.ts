@@ -11,6 +11,8 @@ import { createDb, dbOptions, type Db } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
 import { isEmpty, loadDemo } from './db/demo.js'
 import { demoSummary, type DemoSummary } from './presenters/demo.js'
+import { redactPasswords } from './redact.js'
+import { describeError } from './errors.js'
 
 const DEMO_FILE = 'demo.json'
 
@@ -89,6 +91,7 @@ async function main (): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
+  // A database URL may stand in the message (a driver's, or a cause's): never its password.
+  process.stderr.write(`failed to start: ${redactPasswords(describeError(error))}\n`)
   process.exit(1)
 })

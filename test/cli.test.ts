@@ -13,7 +13,7 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { createDb, type Db } from '../src/db/index.js'
 import { decodeId } from '../src/ids.js'
-import { createTestDatabase } from './database.js'
+import { createTestDatabase, databaseOptions } from './database.js'
 
 // Every child loads the database stack, and on PGlite starts the embedded PostgreSQL
 // (a few seconds each on a busy machine): more than the default budget of a file.
@@ -48,7 +48,7 @@ async function cli (...args: string[]): Promise<Run> {
 /** The test's own look at the database, between children. */
 async function withDb<T> (fn: (db: Db) => Promise<T>): Promise<T> {
   if (server) return await fn(server.db)
-  const db = await createDb({ dataDir })
+  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }))
   try { return await fn(db) } finally { await db.destroy() }
 }
 

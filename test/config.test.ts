@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import t from 'tap'
 import { ConfigError, ConfigSchema, loadConfig, localBaseUrl } from '../src/config.js'
 
-t.test('defaults', async (t) => {
+t.test('an empty environment gives the documented defaults and no database or Redis URL', async (t) => {
   const config = loadConfig({})
   t.match(config, {
     HOST: '127.0.0.1',

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import type { LogConfig } from 'kysely'
 import pg from 'pg'
-import { createDb, type Db } from '../src/db/index.js'
+import { loadConfig } from '../src/config.js'
+import { createDb, dbOptions, type Db, type DbOptions } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 
 export interface TestDatabase {
@@ -38,6 +39,15 @@ async function containerUrl (): Promise<{ url: string, stop: () => Promise<unkno
   }
 }
 
+/**
+ * The database options production takes from this environment: its pool, statement
+ * and connection timeouts, unless the environment sets them. Nothing from the
+ * process's own environment.
+ */
+export function databaseOptions (env: Record<string, string | undefined> = {}): DbOptions {
+  return dbOptions(loadConfig(env))
+}
+
 let container: Promise<{ url: string, stop: () => Promise<unknown> } | null> | undefined
 
 /** `log` is Kysely's: a test can watch every statement the app sends. */
@@ -51,7 +61,7 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
   }
 
   if (!serverUrl) {
-    const db = await createDb({ log: options.log })
+    const db = await createDb({ ...databaseOptions(), dataDir: null }, { log: options.log })
     await migrateToLatest(db)
     return { db, url: undefined, close: () => db.destroy() }
   }
@@ -60,7 +70,7 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
   await withAdmin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
-  const db = await createDb({ url: url.toString(), poolSize: 20, log: options.log })
+  const db = await createDb(databaseOptions({ DATABASE_URL: url.toString() }), { log: options.log })
   await migrateToLatest(db)
   return {
     db,

@@ -1,8 +1,8 @@
 // Builds the app exactly as the server does, on a fresh database this test file
 // owns, plus small builders for the rows a test needs.
-import { createServer } from 'node:net'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { sql, type LogConfig } from 'kysely'
+import type { DestinationStream } from 'pino'
 import type { Test } from 'tap'
 import app, { appOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
@@ -18,55 +18,57 @@ interface Teardown { teardown: (fn: () => unknown) => void }
 export interface TestContext {
   app: FastifyInstance
   db: Db
+  /** The database's URL: undefined for an embedded database, or one the caller passed. */
   url: string | undefined
+  config: Config
 }
 
 /**
  * The configuration a test app runs with: the defaults, logs off, and no rate
- * limit (tests that are about the limit turn it on).
+ * limits (tests that are about a limit turn it on).
  */
 export function testConfig (env: Record<string, string> = {}): Config {
-  return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', ...env })
+  return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', AUTH_FAILURE_LIMIT_MAX: '0', ...env })
 }
 
-export async function build (t: Teardown, options: { env?: Record<string, string>, log?: LogConfig } = {}): Promise<TestContext> {
-  const database = await createTestDatabase({ log: options.log })
-  const config = testConfig(options.env)
-  const server = Fastify(appOptions(config))
-  await server.register(app, { db: database.db, config })
-  await server.ready()
-  t.teardown(async () => {
-    await server.close()
-    await database.close()
-  })
-  return { app: server, db: database.db, url: database.url }
+export interface BuildOptions {
+  /** Variables over `testConfig`'s defaults. */
+  env?: Record<string, string>
+  /** Where the app's log lines go (JSON, one per write), at `env.LOG_LEVEL`. */
+  logStream?: DestinationStream
+  /** Kysely's log for the database `build` creates: a test can watch every statement the app sends. */
+  log?: LogConfig
+  /**
+   * Runs the app on this database instead of a fresh one (a broken one, a
+   * one-connection pool, another instance's): whoever created it closes it.
+   */
+  db?: Db
+  /** Called on the bare Fastify instance before the app is registered (a hook that watches the registration). */
+  before?: (server: FastifyInstance) => void
 }
 
 /**
- * The app on a database the test made itself (a broken one, a one-connection pool);
- * the app and that database are both closed at teardown.
+ * The app as src/server.ts builds it (its Fastify options and plugin), not yet
+ * listening or ready, so a test may still add a route. At the test's end the app
+ * is closed, and the database too when `build` created it; never one it was given.
  */
-export async function buildOn (t: Teardown, db: Db, env: Record<string, string> = {}): Promise<FastifyInstance> {
-  const config = testConfig(env)
-  const server = Fastify(appOptions(config))
+export async function build (t: Teardown, options: BuildOptions = {}): Promise<TestContext> {
+  if (options.db !== undefined && options.log !== undefined) throw new Error('log applies to a database build creates, not to one it is given')
+  let db = options.db
+  let url: string | undefined
+  if (db === undefined) {
+    const database = await createTestDatabase({ log: options.log })
+    // Registered first, so it runs after the app is closed (tap runs teardowns last in, first out).
+    t.teardown(() => database.close())
+    db = database.db
+    url = database.url
+  }
+  const config = testConfig(options.env)
+  const server = Fastify(appOptions(config, { logStream: options.logStream }))
+  options.before?.(server)
   await server.register(app, { db, config })
-  t.teardown(async () => {
-    await server.close()
-    await db.destroy()
-  })
-  return server
-}
-
-/** A TCP port on loopback that nothing listens on right now. */
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
+  t.teardown(() => server.close())
+  return { app: server, db, url, config }
 }
 
 /** Polls `condition` every 25 ms until it holds or `ms` have passed; whether it held. */
@@ -159,7 +161,13 @@ export function client (server: FastifyInstance, token?: string) {
     updateDescription: (body: unknown): Promise<LightMyRequestResponse> =>
       server.inject({ method: 'POST', url: '/api/external/v1/projects/update_description', headers, payload: body as object }),
     get: (id: string): Promise<LightMyRequestResponse> =>
-      server.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id }, headers })
+      server.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id }, headers }),
+    list: (query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'GET', url: '/api/external/v1/projects/list', query, headers }),
+    getMe: (query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'GET', url: '/api/external/v1/people/get_me', query, headers }),
+    getCompany: (query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'GET', url: '/api/external/v1/companies/get', query, headers })
   }
 }
 

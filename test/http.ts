@@ -60,12 +60,13 @@ export interface RawAnswer extends Answer {
 /**
  * Bytes exactly as given, for what `send` cannot say: malformed HTTP, a body that
  * stalls or trickles (`chunks` written `gapMs` apart), a client that goes away
- * (`abortAfterMs`, `reset` for a TCP RST rather than a FIN). Settles with the
+ * (`abortAfterMs`, `reset` for a TCP RST rather than a FIN); `onSent` is called once
+ * every chunk has been handed to the kernel. Settles with the
  * final answer (a 100 Continue is skipped) once the server closes the connection,
  * or once the answer is whole if `untilClosed` is false; HUNG past the liveness bound.
  */
 export async function sendRaw (port: number, chunks: Array<string | Buffer>, options: {
-  gapMs?: number, abortAfterMs?: number, reset?: boolean, livenessMs?: number, untilClosed?: boolean
+  gapMs?: number, abortAfterMs?: number, reset?: boolean, livenessMs?: number, untilClosed?: boolean, onSent?: () => void
 } = {}): Promise<RawAnswer> {
   const started = Date.now()
   return await new Promise((resolve) => {
@@ -82,7 +83,10 @@ export async function sendRaw (port: number, chunks: Array<string | Buffer>, opt
       resolve({ ...parseAnswer(received), ...(error === null ? {} : { error }), closed, ms: Date.now() - started, raw: received.toString('latin1') })
     }
     socket.on('connect', () => {
-      chunks.forEach((chunk, i) => timers.push(setTimeout(() => { if (!socket.destroyed) socket.write(chunk) }, i * (options.gapMs ?? 0))))
+      if (chunks.length === 0) options.onSent?.()
+      chunks.forEach((chunk, i) => timers.push(setTimeout(() => {
+        if (!socket.destroyed) socket.write(chunk, i === chunks.length - 1 ? () => options.onSent?.() : undefined)
+      }, i * (options.gapMs ?? 0))))
     })
     socket.on('data', (data: Buffer) => {
       received = Buffer.concat([received, data])

@@ -3,18 +3,15 @@
 // client typed by them drives every operation of a listening server, success and
 // errors, with the database checked afterwards.
 import { readFile } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import createClient from 'openapi-fetch'
 import t from 'tap'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from './helper.js'
 import type { paths } from './openapi/api.js'
 import { clientTypes, TYPES_FILE } from './openapi/generate.js'
+import { listen } from './launch.js'
 
 const { app, db } = await build(t)
-
-await app.listen({ host: '127.0.0.1', port: 0 })
-const { port } = app.server.address() as AddressInfo
-const baseUrl = `http://127.0.0.1:${port}`
+const { url: baseUrl } = await listen(app)
 
 const company = await createCompany(db)
 const champion = await createPerson(db, company.id, { fullName: 'Client Champion' })
@@ -33,7 +30,7 @@ t.test('the committed client types are generated from the live document', async 
     'test/openapi/api.d.ts is out of date: run `npm run openapi && npx tsx test/openapi/generate.ts`')
 })
 
-t.test('update_name', async (t) => {
+t.test('update_name through the typed client: the trimmed name answered, stored and audited under the token', async (t) => {
   const { data, error, response } = await api.POST('/api/external/v1/projects/update_name', {
     body: { project_id: project.publicId, name: '  Typed Client 2  ' }
   })
@@ -49,7 +46,7 @@ t.test('update_name', async (t) => {
   t.match(activities.at(-1), { action: 'project_renamed', author_id: champion.id, token_id: tokenId })
 })
 
-t.test('update_description', async (t) => {
+t.test('update_description through the typed client: the document answered, stored and audited under the token', async (t) => {
   const description = JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'From the typed client' }] }] })
   const { data, response } = await api.POST('/api/external/v1/projects/update_description', {
     body: { project_id: project.publicId, description }
@@ -61,7 +58,7 @@ t.test('update_description', async (t) => {
   t.match(activities.at(-1), { action: 'project_description_changed', author_id: champion.id, token_id: tokenId })
 })
 
-t.test('get', async (t) => {
+t.test('get through the typed client: the renamed project with its access levels and champion', async (t) => {
   const { data, response } = await api.GET('/api/external/v1/projects/get', { params: { query: { id: project.publicId } } })
   t.equal(response.status, 200)
   if (!data) return t.fail('no body')
@@ -71,7 +68,7 @@ t.test('get', async (t) => {
   t.equal(data.project.champion?.full_name, 'Client Champion')
 })
 
-t.test('health probes', async (t) => {
+t.test('both health probes answer the typed client without a token', async (t) => {
   const live = await anonymous.GET('/health/live')
   t.equal(live.response.status, 200)
   t.equal(live.data?.status, 'live')
@@ -81,7 +78,7 @@ t.test('health probes', async (t) => {
   t.match(ready.data?.migration, /^\d{14}_/)
 })
 
-t.test('errors arrive as the typed envelope', async (t) => {
+t.test('401, 404 and 400 arrive as the typed error envelope, and the 400 writes nothing', async (t) => {
   const unauthenticated = await anonymous.GET('/api/external/v1/projects/get', { params: { query: { id: project.publicId } } })
   t.equal(unauthenticated.response.status, 401)
   t.equal(unauthenticated.data, undefined)

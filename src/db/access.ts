@@ -1,18 +1,55 @@
-// A person's access level on a project, as SQL over a project aliased `p` and a
-// person aliased `me`. The highest of: company admin (100), the public level, the
-// company level for members of the project's company, the space level for members
-// of its space, and the person's own contributor binding. Suspended people have none.
-import { sql, type RawBuilder } from 'kysely'
+// A person's access level on a project, as SQL over a row of each: the highest of
+// company admin (100), the public level, the company level for members of the
+// project's company, the space level for members of its space, and the person's
+// own contributor binding. Suspended people have none. The rows are passed as
+// references (`eb.table('p')`), so the compiler checks that they are a project
+// and a person.
+import { expressionBuilder, sql, type Expression, type RawBuilder, type Selectable } from 'kysely'
+import type { Database, PeopleTable, ProjectContributorsTable, ProjectsTable } from './types.js'
 
 export const ACCESS = { view: 10, comment: 40, edit: 70, full: 100 } as const
 
-export const accessLevel: RawBuilder<number> = sql<number>`CASE WHEN me.suspended_at IS NOT NULL THEN 0 ELSE greatest(
-  p.public_access,
-  CASE WHEN me.company_id = p.company_id THEN p.company_access ELSE 0 END,
-  CASE WHEN me.company_id = p.company_id AND me.is_admin THEN 100 ELSE 0 END,
-  CASE WHEN EXISTS (
-    SELECT 1 FROM space_members sm WHERE sm.space_id = p.space_id AND sm.person_id = me.id
-  ) THEN p.space_access ELSE 0 END,
-  (SELECT coalesce(max(CASE WHEN c.role = 'contributor' THEN coalesce(c.access_level, 0) ELSE 100 END), 0)
-     FROM project_contributors c WHERE c.project_id = p.id AND c.person_id = me.id)
+/** A project row in scope, with the columns the rule reads. */
+export type ProjectRef = Expression<Pick<Selectable<ProjectsTable>,
+  'id' | 'company_id' | 'space_id' | 'public_access' | 'company_access' | 'space_access'>>
+
+/** A person row in scope, with the columns the rule reads. */
+export type PersonRef = Expression<Pick<Selectable<PeopleTable>, 'id' | 'company_id' | 'is_admin' | 'suspended_at'>>
+
+/** A contributor binding in scope. */
+export type ContributorRef = Expression<Pick<Selectable<ProjectContributorsTable>, 'role' | 'access_level'>>
+
+/** One column of the row `row` refers to. */
+function column<R, C extends keyof R & string> (row: Expression<R>, name: C): RawBuilder<R[C]> {
+  return sql<R[C]>`${row}.${sql.id(name)}`
+}
+
+/**
+ * The level a contributor binding gives: champions and reviewers full access, a
+ * contributor the level set on the binding (null when none is set). The API's
+ * contributors show it, and accessLevel counts it.
+ */
+export function contributorLevel (contributor: ContributorRef): RawBuilder<number | null> {
+  return sql<number | null>`CASE WHEN ${column(contributor, 'role')} = 'contributor' THEN ${column(contributor, 'access_level')} ELSE ${sql.lit(ACCESS.full)} END`
+}
+
+/** The access level of `person` on `project`: 0 for no access at all. */
+export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder<number> {
+  const eb = expressionBuilder<Database>()
+  const isSpaceMember = eb.exists(eb.selectFrom('space_members as sm')
+    .select(sql.lit(1).as('one'))
+    .where('sm.space_id', '=', column(project, 'space_id'))
+    .where('sm.person_id', '=', column(person, 'id')))
+  const binding = eb.selectFrom('project_contributors as c')
+    .select((eb) => sql<number>`coalesce(max(${contributorLevel(eb.table('c'))}), 0)`.as('level'))
+    .where('c.project_id', '=', column(project, 'id'))
+    .where('c.person_id', '=', column(person, 'id'))
+  const sameCompany = sql<boolean>`${column(person, 'company_id')} = ${column(project, 'company_id')}`
+  return sql<number>`CASE WHEN ${column(person, 'suspended_at')} IS NOT NULL THEN 0 ELSE greatest(
+  ${column(project, 'public_access')},
+  CASE WHEN ${sameCompany} THEN ${column(project, 'company_access')} ELSE 0 END,
+  CASE WHEN ${sameCompany} AND ${column(person, 'is_admin')} THEN 100 ELSE 0 END,
+  CASE WHEN ${isSpaceMember} THEN ${column(project, 'space_access')} ELSE 0 END,
+  ${binding}
 ) END`
+}

@@ -1,12 +1,16 @@
-// The PostgreSQL dialect the API runs on: kysely's, with two differences. Failing
-// to obtain a connection, for whatever reason PostgreSQL or the network gives
-// (refused, unknown host, timed out, starting up, shutting down, too many
-// connections, database gone or closed to connections, authentication), is one
-// named error: the database is unavailable, which is not a bug in this service.
-// And the statements compiled by prepare() go to the server by name.
-import { PostgresDialect, PostgresDriver, type DatabaseConnection, type Driver, type PostgresDialectConfig } from 'kysely'
-import pg from 'pg'
-import { statementName } from './prepared.js'
+// The PostgreSQL dialect the API runs on: kysely's adapter, compiler and
+// introspector, with a driver of its own for two reasons. Failing to obtain a
+// connection, for whatever reason PostgreSQL or the network gives (refused, unknown
+// host, timed out, starting up, shutting down, too many connections, database gone
+// or closed to connections, authentication), is one named error: the database is
+// unavailable, which is not a bug in this service. And the statements compiled by
+// prepare() go to the server by name.
+import {
+  AbortedTransactionError, CompiledQuery, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
+  type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings
+} from 'kysely'
+import type pg from 'pg'
+import { statementName } from './statement-names.js'
 
 /** No connection to the database could be had; `cause` says why, for the log. */
 export class DatabaseUnavailableError extends Error {
@@ -21,41 +25,118 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-class ApiPostgresDriver extends PostgresDriver {
-  override async acquireConnection (...args: Parameters<PostgresDriver['acquireConnection']>): Promise<DatabaseConnection> {
-    try {
-      return await super.acquireConnection(...args)
-    } catch (error) {
-      throw new DatabaseUnavailableError(error)
-    }
-  }
-}
-
-export class ApiPostgresDialect extends PostgresDialect {
-  readonly #config: PostgresDialectConfig
-
-  constructor (config: PostgresDialectConfig) {
-    super(config)
-    this.#config = config
-  }
-
-  override createDriver (): Driver {
-    return new ApiPostgresDriver(this.#config)
-  }
+export interface ApiPostgresDialectConfig {
+  pool: pg.Pool
+  /** Send the statements of prepare() by name (not through PgBouncer < 1.21 in transaction mode). */
+  namedStatements: boolean
 }
 
 /**
- * A pg client that sends the statements of prepare() by name: PostgreSQL parses
- * them once per connection and may keep a generic plan, where an unnamed statement
- * is parsed and planned on every call (the aggregate's planning costs about as much
- * as running it). Kysely's connection calls query(text, values); any other form
- * passes through unchanged.
+ * One pooled pg client, lent to Kysely until released. The statements of prepare()
+ * go by name when naming is on: PostgreSQL parses them once per connection and may
+ * keep a generic plan, where an unnamed statement is parsed and planned on every
+ * call (the aggregate's planning costs about as much as running it).
  */
-export class NamedStatementsClient extends pg.Client {
-  // pg's query() has a dozen overloads; this one forwards them all.
-  override query (...args: any[]): any { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const [text, values] = args
-    const name = typeof text === 'string' && args.length <= 2 ? statementName(text) : undefined
-    return name === undefined ? super.query(...(args as Parameters<pg.Client['query']>)) : super.query({ name, text, values })
+class ApiPostgresConnection implements DatabaseConnection {
+  readonly #client: pg.PoolClient
+  readonly #namedStatements: boolean
+  #discarded = false
+
+  constructor (client: pg.PoolClient, namedStatements: boolean) {
+    this.#client = client
+    this.#namedStatements = namedStatements
   }
+
+  async executeQuery<R> (compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#discarded) throw new Error('the connection has been discarded')
+    const text = compiledQuery.sql
+    const values = [...compiledQuery.parameters]
+    const name = this.#namedStatements ? statementName(text) : undefined
+    const { command, rowCount, rows } = name === undefined
+      ? await this.#client.query<R & pg.QueryResultRow>(text, values)
+      : await this.#client.query<R & pg.QueryResultRow>({ name, text, values })
+    // Kysely counts the rows of an update or delete from this.
+    const counted = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
+    return { numAffectedRows: counted && rowCount !== null ? BigInt(rowCount) : undefined, rows }
+  }
+
+  /** Runs a transaction command; returns the command tag PostgreSQL completed it with. */
+  async control (text: 'commit' | 'rollback'): Promise<string> {
+    if (this.#discarded) throw new Error('the connection has been discarded')
+    return (await this.#client.query(text)).command
+  }
+
+  streamQuery<R> (): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('nothing in this service streams rows')
+  }
+
+  /** A failed rollback leaves the session in an unknown state: it goes back to the pool to be closed. */
+  discard (): void {
+    this.#discarded = true
+  }
+
+  release (): void {
+    this.#client.release(this.#discarded)
+  }
+}
+
+class ApiPostgresDriver implements Driver {
+  readonly #config: ApiPostgresDialectConfig
+
+  constructor (config: ApiPostgresDialectConfig) {
+    this.#config = config
+  }
+
+  async init (): Promise<void> {}
+
+  async acquireConnection (): Promise<ApiPostgresConnection> {
+    let client
+    try {
+      client = await this.#config.pool.connect()
+    } catch (error) {
+      throw new DatabaseUnavailableError(error)
+    }
+    return new ApiPostgresConnection(client, this.#config.namedStatements)
+  }
+
+  async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const modes = [settings.isolationLevel && `isolation level ${settings.isolationLevel}`, settings.accessMode].filter(Boolean)
+    await connection.executeQuery(CompiledQuery.raw(modes.length > 0 ? `start transaction ${modes.join(' ')}` : 'begin'))
+  }
+
+  async commitTransaction (connection: ApiPostgresConnection): Promise<void> {
+    // PostgreSQL completes COMMIT with a ROLLBACK tag if an earlier statement error
+    // left the transaction aborted.
+    if (await connection.control('commit') === 'ROLLBACK') throw new AbortedTransactionError()
+  }
+
+  async rollbackTransaction (connection: ApiPostgresConnection): Promise<void> {
+    try {
+      await connection.control('rollback')
+    } catch (error) {
+      connection.discard()
+      throw error
+    }
+  }
+
+  async releaseConnection (connection: ApiPostgresConnection): Promise<void> {
+    connection.release()
+  }
+
+  async destroy (): Promise<void> {
+    await this.#config.pool.end()
+  }
+}
+
+export class ApiPostgresDialect implements Dialect {
+  readonly #config: ApiPostgresDialectConfig
+
+  constructor (config: ApiPostgresDialectConfig) {
+    this.#config = config
+  }
+
+  createAdapter () { return new PostgresAdapter() }
+  createDriver () { return new ApiPostgresDriver(this.#config) }
+  createIntrospector (db: Kysely<unknown>) { return new PostgresIntrospector(db) }
+  createQueryCompiler () { return new PostgresQueryCompiler() }
 }

@@ -3,11 +3,11 @@ import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { FileMigrationProvider, Migrator } from 'kysely/migration'
-import type { Kysely } from 'kysely'
+import type { Db } from './index.js'
 
-export const migrationFolder = fileURLToPath(new URL('../../migrations', import.meta.url))
+const migrationFolder = fileURLToPath(new URL('../../migrations', import.meta.url))
 
-export function migrator (db: Kysely<any>): Migrator {
+function migrator (db: Db): Migrator {
   return new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder })
@@ -21,7 +21,7 @@ export async function expectedMigrations (): Promise<string[]> {
 }
 
 /** Brings the schema up to date; returns the names of the migrations it applied. */
-export async function migrateToLatest (db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest (db: Db): Promise<string[]> {
   const { error, results } = await migrator(db).migrateToLatest()
   if (error) throw error
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

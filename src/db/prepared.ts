@@ -2,11 +2,11 @@
 // (the project aggregate) costs a good share of a request's CPU time, though only
 // its parameters ever change; a request fills in its values and runs the result
 // with db.executeQuery, so it still goes through Kysely and its log hook.
-import { createHash } from 'node:crypto'
 import {
-  createQueryId, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
-  type Compilable, type CompiledQuery
+  createQueryId, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql,
+  type Compilable, type CompiledQuery, type Expression
 } from 'kysely'
+import { nameStatement } from './statement-names.js'
 import type { Database } from './types.js'
 
 // Compiles without a database: it never connects.
@@ -19,40 +19,53 @@ const compiler = new Kysely<Database>({
   }
 })
 
-// The text of each statement compiled here, and the name it is prepared under on a
-// PostgreSQL connection (see statementName).
-const NAMES = new Map<string, string>()
+/** The declaration of a value of type T that a statement takes. */
+export class Value<T> {
+  declare readonly type: T
+}
 
-/**
- * The server-side name for a statement compiled by prepare(), or undefined for any
- * other. Named statements are parsed and planned once per connection instead of on
- * every call, and these are the statements every request runs.
- */
-export function statementName (text: string): string | undefined {
-  return NAMES.get(text)
+/** Declares a value of type T: `prepare({ projectId: value<string>() }, …)`. */
+export function value<T> (): Value<T> {
+  return new Value<T>()
+}
+
+type Declared = Record<string, Value<unknown>>
+
+/** The values one call of the statement fills in. */
+export type Values<D extends Declared> = { [K in keyof D]: D[K] extends Value<infer T> ? T : never }
+
+/** What the statement's builder receives for each value: a parameter, nothing it could read or inline. */
+export type ValueParameters<D extends Declared> = { [K in keyof D]: Expression<Values<D>[K]> }
+
+// Stands where a value goes while the statement is compiled; found again, by
+// identity, among the compiled statement's parameters.
+class Slot {
+  constructor (readonly name: string) {}
 }
 
 /**
- * Compiles a statement once, with a placeholder for each named value, and returns
+ * Compiles a statement once, with a parameter for each declared value, and returns
  * what fills in the values of one call (run it with `db.executeQuery`). The values
- * must reach the statement as parameters, never inlined: checked here, at start.
+ * must reach the statement as parameters: checked here, at start.
  */
-export function prepare<K extends string, R> (
-  names: readonly K[],
-  build: (db: Kysely<Database>, values: Record<K, string>) => Compilable<R>
-): (values: Record<K, unknown>) => CompiledQuery<R> {
-  const placeholders = Object.fromEntries(names.map((name) => [name, `\u0000${name}\u0000`])) as Record<K, string>
-  const compiled = build(compiler, placeholders).compile()
-  const slots = compiled.parameters.map((value) => names.find((name) => placeholders[name] === value))
+export function prepare<D extends Declared, R> (
+  declared: D,
+  build: (db: Kysely<Database>, values: ValueParameters<D>) => Compilable<R>
+): (values: Values<D>) => CompiledQuery<R> {
+  const names: Array<keyof D & string> = Object.keys(declared)
+  const slots = new Map(names.map((name) => [name, new Slot(name)]))
+  const parameter = <K extends keyof D & string>(name: K): ValueParameters<D>[K] => sql<Values<D>[K]>`${sql.val(slots.get(name))}`
+  const parameters = {} as ValueParameters<D>
+  for (const name of names) parameters[name] = parameter(name)
+  const compiled = build(compiler, parameters).compile()
+  const positions = compiled.parameters.map((parameter) => parameter instanceof Slot ? parameter.name : undefined)
   for (const name of names) {
-    if (!slots.includes(name) || compiled.sql.includes(placeholders[name])) {
-      throw new Error(`${name} must be a parameter of the statement`)
-    }
+    if (!positions.includes(name)) throw new Error(`${name} must be a parameter of the statement`)
   }
-  NAMES.set(compiled.sql, `api_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`)
+  nameStatement(compiled.sql)
   return (values) => ({
     ...compiled,
     queryId: createQueryId(),
-    parameters: slots.map((name, i) => name === undefined ? compiled.parameters[i] : values[name])
+    parameters: positions.map((name, i) => name === undefined ? compiled.parameters[i] : values[name])
   })
 }

@@ -2,21 +2,20 @@
 // JSON aggregation and shaped for the person who asks. One selection serves
 // projects/get (reading the projects table) and the mutations (reading the row
 // their own statement has just written).
-import { sql, type AliasedRawBuilder, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely'
+import { expressionBuilder, sql, type AliasedRawBuilder, type Expression, type Kysely, type RawBuilder, type Selectable } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
-import { ACCESS, accessLevel } from './access.js'
-import { prepare } from './prepared.js'
+import { ACCESS, accessLevel, contributorLevel } from './access.js'
+import { prepare, value } from './prepared.js'
 import type { Database, PeopleTable, ProjectsTable } from './types.js'
 
-const PERSON_COLUMNS = ['id', 'full_name', 'email', 'title', 'avatar_url', 'type'] as const
-
 /** A person as the aggregate nests them (JSON: no Date columns). */
-export type PersonRow = Pick<Selectable<PeopleTable>, typeof PERSON_COLUMNS[number]>
+export type PersonRow = Pick<Selectable<PeopleTable>, 'id' | 'full_name' | 'email' | 'title' | 'avatar_url' | 'type'>
 
-function person (eb: ExpressionBuilder<any, any>, idColumn: string) {
-  return jsonObjectFrom(eb.selectFrom('people as pe')
-    .select(PERSON_COLUMNS.map((column) => `pe.${column}` as const))
-    .whereRef('pe.id', '=', idColumn)).$castTo<PersonRow | null>()
+/** The person whose id `id` holds, as a JSON object. */
+function person (id: Expression<string | null>): RawBuilder<PersonRow | null> {
+  return jsonObjectFrom(expressionBuilder<Database>().selectFrom('people as pe')
+    .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type'])
+    .where('pe.id', '=', id))
 }
 
 // Dates leave Postgres as text: a Date would shift them by the process time zone.
@@ -56,7 +55,7 @@ const PROJECTS = projectSource('projects')
  * snapshot; the project's own columns from `source`, so a mutation can pass the row
  * it has just written.
  */
-export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: string) {
+export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: Expression<string>) {
   return db.selectFrom(source)
     .select((eb) => [
       'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id',
@@ -80,8 +79,8 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .whereRef('c.project_id', '=', 'p.id')
         .where('cp.suspended_at', 'is', null)
         .select((eb) => [
-          'c.id', 'c.role', 'c.responsibility', 'c.access_level',
-          person(eb, 'c.person_id').$notNull().as('person'),
+          'c.id', 'c.role', 'c.responsibility', contributorLevel(eb.table('c')).as('access_level'),
+          person(eb.ref('c.person_id')).$notNull().as('person'),
           eb.exists(eb.selectFrom('subscription_lists as sl')
             .innerJoin('subscriptions as sub', 'sub.subscription_list_id', 'sl.id')
             .select(sql.lit(1).as('one'))
@@ -105,8 +104,8 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .whereRef('ci.project_id', '=', 'p.id')
         .select((eb) => [
           'ci.id', 'ci.status', 'ci.description', 'ci.inserted_at', 'ci.acknowledged_at',
-          person(eb, 'ci.author_id').$notNull().as('author'),
-          person(eb, 'ci.acknowledged_by_id').as('acknowledged_by')
+          person(eb.ref('ci.author_id')).$notNull().as('author'),
+          person(eb.ref('ci.acknowledged_by_id')).as('acknowledged_by')
         ])
         .orderBy('ci.inserted_at', 'desc').orderBy('ci.id', 'desc')
         .limit(1)).as('last_check_in'),
@@ -138,13 +137,13 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
           'sl.id', 'sl.send_to_everyone',
           jsonArrayFrom(eb.selectFrom('subscriptions as sub')
             .whereRef('sub.subscription_list_id', '=', 'sl.id')
-            .select((eb) => ['sub.id', 'sub.type', 'sub.canceled', person(eb, 'sub.person_id').$notNull().as('person')])
+            .select((eb) => ['sub.id', 'sub.type', 'sub.canceled', person(eb.ref('sub.person_id')).$notNull().as('person')])
             .orderBy('sub.inserted_at').orderBy('sub.id')).as('subscriptions')
         ])).as('subscription_list'),
 
       jsonObjectFrom(eb.selectFrom('project_retrospectives as r')
         .whereRef('r.project_id', '=', 'p.id')
-        .select((eb) => ['r.id', 'r.content', 'r.closed_at', 'r.success_status', person(eb, 'r.author_id').$notNull().as('author')])).as('retrospective'),
+        .select((eb) => ['r.id', 'r.content', 'r.closed_at', 'r.success_status', person(eb.ref('r.author_id')).$notNull().as('author')])).as('retrospective'),
 
       jsonArrayFrom(eb.selectFrom('project_task_statuses as ts')
         .whereRef('ts.project_id', '=', 'p.id')
@@ -155,11 +154,11 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
 
 export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectAggregate>['executeTakeFirst']>>>
 
-const FIND_PROJECT = prepare(['projectId', 'personId'], (db, { projectId, personId }) =>
+const FIND_PROJECT = prepare({ projectId: value<string>(), personId: value<string>() }, (db, { projectId, personId }) =>
   projectAggregate(db, PROJECTS, personId)
     .innerJoinLateral((eb) => eb.selectFrom('people as me')
       .where('me.id', '=', personId)
-      .select(accessLevel.as('level'))
+      .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
       .as('acc'), (join) => join.onTrue())
     .where('p.id', '=', projectId)
     .where('acc.level', '>=', ACCESS.view)

@@ -7,8 +7,8 @@ import type { Database } from './types.js'
 type Privilege = 'SELECT' | 'UPDATE' | 'INSERT'
 
 /**
- * Each table the per-request statements (token lookup, projects/get, the two
- * mutations) use, and how. test/routes/health.test.ts keeps it equal to the
+ * Each table the per-request statements (the token lookup and every operation)
+ * use, and how. test/routes/health.test.ts keeps it equal to the
  * tables those statements name.
  */
 export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
@@ -28,7 +28,9 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   project_milestones: ['SELECT'],
   notifications: ['SELECT'],
   project_retrospectives: ['SELECT'],
-  project_task_statuses: ['SELECT']
+  project_task_statuses: ['SELECT'],
+  companies: ['SELECT'], // companies/get
+  signing_keys: ['SELECT'] // read once, for page cursors
 }
 
 const WANTED = Object.entries(TABLE_PRIVILEGES).flatMap(([table, privileges]) => privileges.map((p) => `${table} ${p}`))

@@ -1,15 +1,16 @@
 // API tokens: issued once in clear, stored only as a SHA-256 digest.
 import { createHash, randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
+import { sql, type Expression } from 'kysely'
 import type { Db } from './index.js'
-import { prepare } from './prepared.js'
+import { prepare, value } from './prepared.js'
+import { TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../token-format.js'
 
-export const TOKEN_PREFIX = 'pat_'
+export { TOKEN_PREFIX }
 /** A century: longer than any token needs, and still a valid timestamp. */
 export const MAX_EXPIRY_DAYS = 36_500
 
-export function generateToken (): string {
-  return TOKEN_PREFIX + randomBytes(32).toString('base64url')
+function generateToken (): string {
+  return TOKEN_PREFIX + randomBytes(TOKEN_SECRET_BYTES).toString('base64url')
 }
 
 export function tokenDigest (token: string): Buffer {
@@ -109,9 +110,9 @@ export interface TokenOwner {
 }
 
 /** The token, its owner and why it cannot be used, or no row. */
-const tokenLookup = (db: Db, digest: string) => db.selectFrom('api_tokens as t')
+const tokenLookup = (db: Db, digest: Expression<Buffer>) => db.selectFrom('api_tokens as t')
   .innerJoin('people as p', 'p.id', 't.person_id')
-  .where('t.digest', '=', digest as unknown as Buffer)
+  .where('t.digest', '=', digest)
   .select((eb) => [
     't.id as token_id', 't.person_id', 't.read_only', 't.last_used_at',
     eb.case()
@@ -124,7 +125,7 @@ const tokenLookup = (db: Db, digest: string) => db.selectFrom('api_tokens as t')
       .as('rejection')
   ])
 
-const FIND_TOKEN = prepare(['digest'], (db, { digest }) => db
+const FIND_TOKEN = prepare({ digest: value<Buffer>() }, (db, { digest }) => db
   .with('t', () => tokenLookup(db, digest))
   .with('touch', (qb) => qb.updateTable('api_tokens')
     .set({ last_used_at: sql`now()` })
@@ -139,7 +140,7 @@ const FIND_TOKEN = prepare(['digest'], (db, { digest }) => db
   .select(['token_id', 'person_id', 'read_only', 'rejection']))
 
 // The same lookup without recording the use: for a database that takes no writes.
-const FIND_TOKEN_READ_ONLY = prepare(['digest'], (db, { digest }) => db
+const FIND_TOKEN_READ_ONLY = prepare({ digest: value<Buffer>() }, (db, { digest }) => db
   .selectFrom(tokenLookup(db, digest).as('t'))
   .select(['token_id', 'person_id', 'read_only', 'rejection']))
 

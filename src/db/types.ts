@@ -205,6 +205,12 @@ export interface NotificationsTable {
   inserted_at: CreatedAt
 }
 
+export interface SigningKeysTable {
+  name: string
+  key: Buffer
+  inserted_at: CreatedAt
+}
+
 export interface Database {
   companies: CompaniesTable
   people: PeopleTable
@@ -224,4 +230,5 @@ export interface Database {
   api_tokens: ApiTokensTable
   activities: ActivitiesTable
   notifications: NotificationsTable
+  signing_keys: SigningKeysTable
 }

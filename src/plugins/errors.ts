@@ -3,7 +3,8 @@
 // known routes called with the wrong method (405 with Allow).
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, redactTokens, type Detail, type ErrorCode } from '../errors.js'
+import { ApiError, type Detail, type ErrorCode } from '../errors.js'
+import { redactTokens } from '../redact.js'
 import { DatabaseUnavailableError } from '../db/dialect.js'
 
 const RETRY_AFTER_SECONDS = '1'
@@ -139,7 +140,7 @@ export default fp(async (fastify) => {
     const allow = allowedMethods(fastify, request)
     const error = allow.length > 0
       ? new ApiError(405, 'method_not_allowed', `${request.method} is not allowed here; use ${allow.join(' or ')}`, undefined, { allow: allow.join(', ') })
-      : new ApiError(404, 'route_not_found', `no route ${request.method} ${request.url.split('?', 1)[0]}`)
+      : new ApiError(404, 'route_not_found', `no route ${request.method} ${redactTokens(request.url.split('?', 1)[0] ?? '/')}`)
     return reply.code(error.statusCode).headers(error.headers).send(error.body())
   }
   fastify.addHook('onRequest', async (request, reply) => {

@@ -1,6 +1,12 @@
-// Requests per token per window (@fastify/rate-limit). The budget lives in this
-// process by default; with REDIS_URL every instance draws on one shared budget.
-// Over budget is a 429 in the error envelope with Retry-After and RateLimit-*.
+// Two budgets (@fastify/rate-limit), both in this process by default and shared by
+// every instance through Redis with REDIS_URL:
+// - requests per token per window (per client address for requests without one);
+// - failed authentications per client address per window. Once an address has
+//   spent it, its requests are refused before their token is looked up, so a flood
+//   of made-up tokens (each with a fresh per-token budget) stops costing database
+//   lookups; tokens that authenticated before in this process are still served,
+//   under their own budget.
+// Over either: 429 in the error envelope with Retry-After.
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
@@ -13,22 +19,55 @@ export interface RateLimitOptions {
   /** Requests per key and window; 0 turns limiting off. */
   max: number
   windowMs: number
+  /** Failed authentications per client address and window; 0 turns this limit off. */
+  authFailureMax: number
+  authFailureWindowMs: number
   redisUrl?: string | undefined
 }
 
-/**
- * The key is the token presented (hashed, so the store never holds a usable token),
- * or the client address when there is none: one client flooding does not spend
- * another's budget.
- */
-function keyOf (request: FastifyRequest): string {
+/** The per-address budget of failed authentications, used by the auth hook. */
+export interface AuthFailureLimit {
+  /** The 429 to answer when the caller's address has spent its budget and its token is not known here; else null. */
+  check: (request: FastifyRequest) => Promise<ApiError | null>
+  /** Spends one failure of the caller's address, and forgets its token. */
+  failed: (request: FastifyRequest) => Promise<void>
+  /** Remembers the caller's token as one that authenticated. */
+  succeeded: (request: FastifyRequest) => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authFailures: AuthFailureLimit
+  }
+}
+
+/** The presented token, hashed, so that no store or memory here holds a usable token. */
+function tokenKey (request: FastifyRequest): string | null {
   const token = bearerToken(request.headers.authorization)
-  if (token === null) return `ip:${request.ip}`
+  if (token === null) return null
   return `token:${createHash('sha256').update(token).digest('base64url').slice(0, 32)}`
 }
 
+/** The per-request key: the token presented, or the client address when there is none. */
+function keyOf (request: FastifyRequest): string {
+  return tokenKey(request) ?? `ip:${request.ip}`
+}
+
+/** How many tokens that authenticated are remembered (least recently seen forgotten first). */
+const KNOWN_TOKENS = 10_000
+
+function tooMany (ttlMs: number, what: string): ApiError {
+  const seconds = Math.max(1, Math.ceil(ttlMs / 1000))
+  return new ApiError(429, 'rate_limited', `${what}; retry in ${seconds} s`, undefined, { 'retry-after': String(seconds) })
+}
+
+const noFailureLimit: AuthFailureLimit = { check: async () => null, failed: async () => {}, succeeded: () => {} }
+
 export default fp<RateLimitOptions>(async (fastify, options) => {
-  if (options.max === 0) return
+  if (options.max === 0 && options.authFailureMax === 0) {
+    fastify.decorate('authFailures', noFailureLimit)
+    return
+  }
   let redis: Redis | undefined
   if (options.redisUrl) {
     // Loaded only when asked for: a process without Redis does not carry the client.
@@ -58,11 +97,48 @@ export default fp<RateLimitOptions>(async (fastify, options) => {
       429, 'rate_limited', `too many requests; retry in ${Math.ceil(context.ttl / 1000)} s`
     )
   })
-  // One hook for the whole app, ahead of authentication: a flood of bad tokens is
-  // refused before it costs a database lookup. Routes opt out with rateLimit: false.
-  const limit = fastify.rateLimit()
-  fastify.addHook('onRequest', async function (request, reply) {
-    if (request.routeOptions.config.rateLimit === false) return
-    await limit.call(this, request, reply)
+
+  if (options.max > 0) {
+    // One hook for the whole app, ahead of authentication: a flood of bad tokens is
+    // refused before it costs a database lookup. Routes opt out with rateLimit: false.
+    const limit = fastify.rateLimit()
+    fastify.addHook('onRequest', async function (request, reply) {
+      if (request.routeOptions.config.rateLimit === false) return
+      await limit.call(this, request, reply)
+    })
+  }
+
+  if (options.authFailureMax === 0) {
+    fastify.decorate('authFailures', noFailureLimit)
+    return
+  }
+  const failures = fastify.createRateLimit({
+    max: options.authFailureMax,
+    timeWindow: options.authFailureWindowMs,
+    keyGenerator: (request) => `auth-failures:${request.ip}`
   })
+  // Hashed keys of tokens that authenticated, in the order they were last seen.
+  const known = new Map<string, true>()
+  fastify.decorate('authFailures', {
+    async check (request) {
+      const key = tokenKey(request)
+      if (key !== null && known.has(key)) return null
+      const status = await failures(request, { increment: false })
+      // A peek: nothing left means the address has spent its budget.
+      if (status.isAllowed || status.remaining > 0) return null
+      return tooMany(status.ttl, 'too many failed authentications from this address')
+    },
+    async failed (request) {
+      const key = tokenKey(request)
+      if (key !== null) known.delete(key)
+      await failures(request)
+    },
+    succeeded (request) {
+      const key = tokenKey(request)
+      if (key === null) return
+      known.delete(key)
+      known.set(key, true)
+      if (known.size > KNOWN_TOKENS) known.delete(known.keys().next().value!)
+    }
+  } satisfies AuthFailureLimit)
 }, { name: 'rate-limit', dependencies: ['errors'] })

@@ -4,6 +4,7 @@
 // by `npm run openapi`. The reference is Scalar's, served from this process (its
 // bundled script, no CDN), under a Content-Security-Policy of its own: the API keeps
 // helmet's strict default.
+import { CompanySchema } from '../schemas/companies.js'
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
@@ -44,13 +45,21 @@ validation or about which projects exist.
 envelope, with \`Connection: close\`: malformed HTTP (bytes not allowed in a header, a
 \`Content-Length\` that is not one number or comes twice or with \`Transfer-Encoding\`, a
 \`Transfer-Encoding\` other than chunked), a path with a malformed percent escape, or no \`Host\`
-is 400 \`invalid_input\`; a request line and headers over 16 KiB are 431 \`headers_too_large\`; an
+or more than one is 400 \`invalid_input\`; a request line and headers over 16 KiB are 431 \`headers_too_large\`; an
 \`Expect\` other than \`100-continue\` is 417 \`expectation_failed\`.
+
+**Ambiguous requests are refused, not guessed.** Two \`Authorization\` headers are 400
+\`invalid_input\` with \`WWW-Authenticate: Bearer realm="api", error="invalid_request"\`; a key
+repeated within a JSON object is 400 \`invalid_input\` pointing at it; a body with a
+\`Content-Encoding\` other than \`identity\`, or two \`Content-Type\` headers, is 415
+\`unsupported_media_type\`. Nothing is written.
 
 **Limits.** Request bodies up to 1 MiB by default. A request must arrive whole within 30 s, its
 headers within 10 s (the defaults), else the answer is 408 \`request_timeout\` and the connection
 is closed. Requests are rate-limited per token (or per address without one): over the budget the
-answer is 429 with \`Retry-After\` and \`RateLimit-*\` headers.`
+answer is 429 with \`Retry-After\` and \`RateLimit-*\` headers. An address that has failed to
+authenticate 20 times in a minute (the default) gets 429 with \`Retry-After\` before its token is
+looked up, for the rest of that minute, unless its token authenticated before.`
 
 const BEARER_DESCRIPTION = `An API token: \`pat_\` followed by 43 characters. A token belongs to
 one person and acts with that person's access; it may be read-only and may expire. It is
@@ -65,7 +74,7 @@ const COMPONENTS = new Map<TSchema, string>([
   [CheckInSchema, 'CheckIn'], [MilestoneSchema, 'Milestone'], [NotificationSchema, 'Notification'],
   [SubscriberSchema, 'Subscriber'], [SubscriptionListSchema, 'SubscriptionList'],
   [RetrospectiveSchema, 'Retrospective'], [TaskStatusSchema, 'TaskStatus'], [TimeframeSchema, 'Timeframe'],
-  [AccessLevelsSchema, 'AccessLevels'], [PermissionsSchema, 'Permissions']
+  [AccessLevelsSchema, 'AccessLevels'], [PermissionsSchema, 'Permissions'], [CompanySchema, 'Company']
 ])
 const COMPONENT_KEY = 'x-component'
 
@@ -82,8 +91,9 @@ const WWW_AUTHENTICATE = { type: 'string', description: 'The Bearer challenge' }
 // examples on the reference (Type.Ref('Error', { description, examples })).
 const ERROR_RESPONSES: Record<string, ErrorResponse> = {
   400: {
-    description: 'Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, or a malformed JSON body. `details` points at each offending field.',
-    examples: [envelope(400, 'invalid_input', 'body is not valid JSON')]
+    description: 'Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field.',
+    examples: [envelope(400, 'invalid_input', 'body is not valid JSON')],
+    headers: { 'WWW-Authenticate': { ...WWW_AUTHENTICATE, description: 'Bearer realm="api", error="invalid_request" when the request carried two Authorization headers' } }
   },
   401: {
     description: 'No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner.',
@@ -111,11 +121,11 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
     examples: [envelope(413, 'payload_too_large', 'body is larger than 1 MiB')]
   },
   415: {
-    description: 'The body is not UTF-8 `application/json`.',
+    description: 'The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers.',
     examples: [envelope(415, 'unsupported_media_type', 'body must be application/json')]
   },
   429: {
-    description: "Over the token's request budget for the current window.",
+    description: "Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`).",
     examples: [envelope(429, 'rate_limited', 'too many requests; retry in 42 s')],
     headers: {
       'Retry-After': RETRY_AFTER,

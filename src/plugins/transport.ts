@@ -12,6 +12,7 @@ import fp from 'fastify-plugin'
 import type { ConnectionError, FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { ApiError } from '../errors.js'
+import { headerCount } from '../raw-headers.js'
 
 /** At shutdown, how long a body still arriving may take before its connection is closed. */
 const UPLOAD_GRACE_MS = 1000
@@ -181,6 +182,11 @@ export default fp(async (fastify) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
       reply.header('connection', 'close')
       throw new ApiError(400, 'invalid_input', 'an HTTP/1.1 request must have a Host header')
+    }
+    // RFC 9112 §3.2: more than one Host is a 400 (Node.js would take the first).
+    if (headerCount(request.raw, 'host') > 1) {
+      reply.header('connection', 'close')
+      throw new ApiError(400, 'invalid_input', 'a request must have one Host header')
     }
   })
 

@@ -1,9 +1,10 @@
 // The Project object of the API from the rows the database returns: public ids,
 // timestamps as ISO text, and the rules of SPEC part 7 that are not plain columns
-// (status, next_milestone, privacy, permissions, champion/reviewer, contributor
-// levels, subscriber roles). Rules that need the clock stay in SQL, where the
-// database's now() is the one the row was read against: `is_outdated` is computed
-// by the aggregate (db/project-aggregate.ts, isOutdated).
+// (status, next_milestone, privacy, permissions, champion/reviewer, subscriber
+// roles). Rules that need the clock stay in SQL, where the database's now() is the
+// one the row was read against: `is_outdated` is computed by the aggregate
+// (db/project-aggregate.ts, isOutdated). So does a contributor's level, by the rule
+// access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
 import type { PersonRow, ProjectView } from '../db/project-aggregate.js'
 import { shortId, sluggedId } from '../ids.js'
@@ -70,11 +71,6 @@ export function permissions (level: number): Project['permissions'] {
   }
 }
 
-/** Champions and reviewers have full access; a contributor the level of their binding. */
-export function contributorAccessLevel (contributor: { role: Project['contributors'][number]['role'], access_level: number | null }): number | null {
-  return contributor.role === 'contributor' ? contributor.access_level : ACCESS.full
-}
-
 /** A potential subscriber's role: their responsibility on the project, else their title, else their role. */
 export function subscriberRole (contributor: { role: string, responsibility: string | null, person: { title: string | null } }): string {
   return contributor.responsibility ?? contributor.person.title ?? contributor.role
@@ -120,7 +116,7 @@ export function toProject (row: ProjectView): Project {
       id: shortId(c.id),
       role: c.role,
       responsibility: c.responsibility,
-      access_level: contributorAccessLevel(c),
+      access_level: c.access_level,
       person: toPerson(c.person)
     })),
     goal: row.goal

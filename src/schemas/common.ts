@@ -5,6 +5,17 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp', examples: ['2026-11-21T09:30:00.000Z'] })
 export const DateOnly = Type.String({ format: 'date', description: 'Calendar date', examples: ['2026-12-31'] })
+/**
+ * Operately's `include_*` flags (`true` or `false`), accepted on every query for
+ * its clients' sake and ignored: the answer is the same whatever they say. The
+ * flags an operation does act on (`own`) are its own properties, so the pattern
+ * leaves them out.
+ */
+export function operatelyFlags (...own: string[]) {
+  const except = own.length === 0 ? '' : `(?!(?:${own.map((name) => name.replace(/^include_/, '')).join('|')})$)`
+  return { [`^include_${except}[a-z0-9_]+$`]: Type.Enum(['true', 'false'], { description: 'Accepted for compatibility; ignored' }) }
+}
+
 export const Id = Type.String({ description: 'Public id: base62 of a UUID, optionally after a slug and a dash', examples: ['1S9sHJdXziGMetRhKlyYI1'] })
 
 export const ErrorSchema = Type.Object({

@@ -1,6 +1,6 @@
 // The Project object of the external API and the requests that return it.
 import Type, { type Static } from 'typebox'
-import { DateOnly, Id, Nullable, Timestamp } from './common.js'
+import { DateOnly, Id, Nullable, operatelyFlags, Timestamp } from './common.js'
 
 const strict = { additionalProperties: false } as const
 
@@ -280,12 +280,43 @@ export const UpdateDescriptionBodySchema = Type.Object({
   description: Type.String({ description: 'JSON text (any JSON value but null), at most 512 KiB and 64 levels deep' })
 }, { ...strict, examples: [{ project_id: EXAMPLE_ID, description: EXAMPLE_DESCRIPTION }] })
 
+const Flag = (description: string) => Type.Optional(Type.Enum(['true', 'false'], { description }))
+
 // Operately's clients may ask for parts of the project with include_* flags; the
-// whole project is always returned, so the flags are accepted and change nothing.
-// Any other parameter is refused.
-export const GetProjectQuerySchema = Type.Object({ id: ProjectIdField }, {
+// whole project is always returned, so the flags are accepted and change nothing,
+// but include_markdown. Any other parameter is refused.
+export const GetProjectQuerySchema = Type.Object({
+  id: ProjectIdField,
+  include_markdown: Flag('`true` adds `markdown`: the whole project rendered as Markdown, for people and language models')
+}, { ...strict, patternProperties: operatelyFlags('include_markdown') })
+
+export const ProjectWithMarkdownResponseSchema = Type.Object({
+  project: ProjectSchema,
+  markdown: Type.Optional(Type.String({ description: 'With include_markdown=true: the project as Markdown (title, status, space, goal, timeframe, people, description, milestones, last check-in, retrospective)' }))
+}, {
   ...strict,
-  patternProperties: {
-    '^include_[a-z0-9_]+$': Type.Enum(['true', 'false'], { description: 'Accepted for compatibility; ignored' })
-  }
+  description: "The whole project, as the token's person sees it, and with include_markdown=true its Markdown rendering",
+  examples: [{ project: EXAMPLE_PROJECT }]
+})
+
+/** A page's size when none is asked for, and the most one may hold. */
+export const LIST_LIMIT = { default: 20, max: 100 } as const
+
+export const ListProjectsQuerySchema = Type.Object({
+  only_my_projects: Flag('`true`: only projects the person is the champion or a contributor of'),
+  only_reviewed_by_me: Flag('`true`: only projects the person reviews (wins over only_my_projects)'),
+  space_id: Type.Optional(Type.String({ description: 'Only the projects of this space' })),
+  goal_id: Type.Optional(Type.String({ description: 'Only the projects of this goal' })),
+  include_archived: Flag('`true`: archived projects too (left out by default)'),
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `Projects per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})`, examples: ['20'] })),
+  cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page, with the same filters' }))
+}, { ...strict, patternProperties: operatelyFlags('include_archived') })
+
+export const ProjectListResponseSchema = Type.Object({
+  projects: Type.Array(ProjectSchema, { description: 'By name, then id; each as the person sees it' }),
+  next_cursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last page' }))
+}, {
+  ...strict,
+  description: 'A page of the projects the person can see',
+  examples: [{ projects: [EXAMPLE_PROJECT], next_cursor: null }]
 })

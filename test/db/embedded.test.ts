@@ -10,6 +10,7 @@ import path from 'node:path'
 import t from 'tap'
 import { createDb } from '../../src/db/index.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { databaseOptions } from '../database.js'
 
 t.setTimeout(120_000)
 
@@ -18,13 +19,13 @@ t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 const lock = path.join(dataDir, 'projects-api.lock')
 
 t.test('a second opener is refused while the first holds the files', async (t) => {
-  const first = await createDb({ dataDir })
+  const first = await createDb(databaseOptions({ DATA_DIR: dataDir }))
   t.ok(existsSync(lock))
-  await t.rejects(createDb({ dataDir }), { message: /is in use by process \d+; stop that process first, or set DATABASE_URL/ })
+  await t.rejects(createDb(databaseOptions({ DATA_DIR: dataDir })), { message: /is in use by process \d+; stop that process first, or set DATABASE_URL/ })
   await first.destroy()
   t.notOk(existsSync(lock), 'closing releases the lock')
 
-  const again = await createDb({ dataDir })
+  const again = await createDb(databaseOptions({ DATA_DIR: dataDir }))
   t.ok(existsSync(lock), 'and the files open again')
   await again.destroy()
 })
@@ -32,7 +33,7 @@ t.test('a second opener is refused while the first holds the files', async (t) =
 t.test('a lock left by a process that is gone is taken over', async (t) => {
   const gone = spawnSync(process.execPath, ['-e', '']).pid
   await writeFile(lock, String(gone))
-  const db = await createDb({ dataDir })
+  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }))
   await db.destroy()
   t.notOk(existsSync(lock))
 })
@@ -65,7 +66,7 @@ t.test('a new data directory is private: 0700, the lock file 0600, no file writa
   const dir = path.join(dataDir, 'fresh', 'data')
   const umask = process.umask(0)
   t.teardown(() => { process.umask(umask) })
-  const db = await createDb({ dataDir: dir })
+  const db = await createDb(databaseOptions({ DATA_DIR: dir }))
   t.equal(octal(mode(path.join(dir, 'projects-api.lock'))), '0600', 'the lock file is owner-only')
   await migrateToLatest(db) // the tables' files too
   expectPrivate(t, dir)
@@ -78,14 +79,14 @@ t.test('an existing directory open to others, and files left open by an earlier 
   const dir = path.join(dataDir, 'existing')
   await mkdir(dir)
   await chmod(dir, 0o755)
-  const first = await createDb({ dataDir: dir })
+  const first = await createDb(databaseOptions({ DATA_DIR: dir }))
   t.equal(octal(mode(dir)), '0700', 'a directory of mine left 0755 is made owner-only')
   await first.destroy()
   // As an earlier version left them: the directory 0755, PGlite's files 0666 and 0777.
   await chmod(dir, 0o755)
   for (const { file, isDirectory } of modesUnder(dir)) await chmod(file, isDirectory ? 0o777 : 0o666)
 
-  const db = await createDb({ dataDir: dir })
+  const db = await createDb(databaseOptions({ DATA_DIR: dir }))
   expectPrivate(t, dir)
   await db.destroy()
 })
@@ -97,7 +98,7 @@ t.test("a directory of another user's that is open to others is refused, its fil
   await mkdir(dir)
   await chown(dir, 65534, 65534)
   await chmod(dir, 0o777)
-  await t.rejects(createDb({ dataDir: dir }), {
+  await t.rejects(createDb(databaseOptions({ DATA_DIR: dir })), {
     message: `the embedded database directory ${dir} is open to other users (mode 0777) and belongs to another user (uid 65534): ` +
       'make it owner-only (chmod 700) as its owner, or set DATA_DIR to a directory of your own'
   })

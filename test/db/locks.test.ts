@@ -9,8 +9,9 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { createDb } from '../../src/db/index.js'
+import { databaseOptions } from '../database.js'
 import { shortId } from '../../src/ids.js'
-import { addContributor, build, buildOn, client, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor, waitFor } from '../helper.js'
+import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor, waitFor } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -18,8 +19,11 @@ const { app, db, url } = await build(t)
 // PGlite has one connection: a transaction holding the row would block the request itself.
 const skip = url === undefined && 'needs a second connection to hold the row lock (real PostgreSQL: set DATABASE_URL)'
 
-/** Far above IMMEDIATE_MS: an answer that waited for the lock would come at this point, as a 503. */
-const STATEMENT_TIMEOUT = '10s'
+/**
+ * Production's DB_STATEMENT_TIMEOUT_MS, far above IMMEDIATE_MS: an answer that
+ * waited for the lock would come at this point, as a 503.
+ */
+const STATEMENT_TIMEOUT = '5s'
 /** "At once", generously: well below the statement timeout, far above a normal answer. */
 const IMMEDIATE_MS = 1500
 
@@ -47,8 +51,9 @@ const clients = (server: typeof app): Api => ({
 async function apps (t: Tap): Promise<Array<[string, Api]>> {
   const generic = new URL(url!)
   generic.searchParams.set('options', '-c plan_cache_mode=force_generic_plan')
-  const genericDb = await createDb({ url: generic.toString() })
-  const server = await buildOn(t, genericDb)
+  const genericDb = await createDb(databaseOptions({ DATABASE_URL: generic.toString() }))
+  t.teardown(() => genericDb.destroy())
+  const { app: server } = await build(t, { db: genericDb })
   const { rows } = await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(genericDb)
   if (rows[0]!.plan_cache_mode !== 'force_generic_plan') throw new Error('generic plans were not forced')
   return [['', clients(app)], [', generic plans', clients(server)]]
@@ -111,7 +116,7 @@ function headers (res: LightMyRequestResponse) {
 // Before any test is queued: tap ends a file whose queue has run empty.
 const variants = skip ? [['', clients(app)] as [string, Api]] : await apps(t)
 
-t.test('the premise: statements may wait 10 s here, so a wait would show', { skip }, async (t) => {
+t.test('the premise: statements may wait 5 s here, so a wait would show', { skip }, async (t) => {
   const { rows } = await sql<{ statement_timeout: string }>`SHOW statement_timeout`.execute(db)
   t.equal(rows[0]!.statement_timeout, STATEMENT_TIMEOUT)
 })

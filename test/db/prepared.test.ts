@@ -1,11 +1,13 @@
 // The per-request statements (token lookup, projects/get, the two mutations) go to
 // PostgreSQL as named prepared statements, parsed once per connection; everything
-// else stays unnamed; DB_PREPARED_STATEMENTS=false turns naming off.
+// else stays unnamed; DB_PREPARED_STATEMENTS=false turns naming off. A value a
+// statement declares must reach it as a parameter, or it is refused at start.
 import { sql } from 'kysely'
 import t from 'tap'
 import { createDb } from '../../src/db/index.js'
-import { createTestDatabase } from '../database.js'
-import { buildOn, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { prepare, value } from '../../src/db/prepared.js'
+import { createTestDatabase, databaseOptions } from '../database.js'
+import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -15,8 +17,11 @@ async function preparedOnOneConnection (t: Tap, preparedStatements: boolean) {
   const database = await createTestDatabase()
   t.teardown(() => database.close())
   // One connection, so the session that ran the requests is the one asked afterwards.
-  const db = await createDb({ url: database.url, poolSize: 1, preparedStatements })
-  const server = await buildOn(t, db)
+  const db = await createDb(databaseOptions({
+    DATABASE_URL: database.url, DB_POOL_SIZE: '1', DB_PREPARED_STATEMENTS: String(preparedStatements)
+  }))
+  t.teardown(() => db.destroy())
+  const { app: server } = await build(t, { db })
   const company = await createCompany(db)
   const person = await createPerson(db, company.id)
   const space = await createSpace(db, company.id)
@@ -44,4 +49,14 @@ t.test('the per-request statements are prepared once per connection', { skip }, 
 t.test('DB_PREPARED_STATEMENTS=false sends every statement unnamed', { skip }, async (t) => {
   const rows = await preparedOnOneConnection(t, false)
   t.same(rows, [])
+})
+
+t.test('a declared value must reach its statement as a parameter, or the statement is refused at start', async (t) => {
+  t.throws(() => prepare({ id: value<string>() }, (db) => db.selectFrom('people').select('id')),
+    { message: 'id must be a parameter of the statement' }, 'a value the statement leaves out')
+  t.throws(() => prepare({ id: value<string>() }, (db, { id }) => db.selectFrom('people').select(sql<string>`${sql.lit(id)}`.as('id'))),
+    'a value written into the text')
+  const find = prepare({ id: value<string>() }, (db, { id }) => db.selectFrom('people').select('id').where('id', '=', id).where('is_admin', '=', true))
+  t.same(find({ id: 'a' }).parameters, ['a', true], 'each call fills in its values, the constants stay')
+  t.not(find({ id: 'a' }).queryId, find({ id: 'a' }).queryId)
 })

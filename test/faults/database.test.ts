@@ -10,15 +10,14 @@
 import { Agent } from 'node:http'
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import Fastify from 'fastify'
 import { sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
-import app, { appOptions } from '../../src/app.js'
 import { createDb, dbOptions, type Db } from '../../src/db/index.js'
 import { createTestDatabase, type TestDatabase } from '../database.js'
 import { send, type Answer } from '../http.js'
-import { grantServicePrivileges, projectActivities, projectRow, seedWriters, testConfig, waitFor, type Seeded, type Writer } from '../helper.js'
+import { build, grantServicePrivileges, projectActivities, projectRow, seedWriters, testConfig, waitFor, type Seeded, type Writer } from '../helper.js'
+import { listen } from '../launch.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -142,17 +141,13 @@ function startLoad (port: number, fixture: Fixture, clients: number, tag: string
 
 /** The app as the server builds it, on its own pool, listening on a free port; warnings and errors kept. */
 async function startApp (t: Tap, url: string, env: Record<string, string>) {
-  const config = testConfig({ LOG_LEVEL: 'warn', ...env })
   const logs: Array<{ level: number, msg?: string, err?: { type?: string, code?: string, message?: string } }> = []
-  const db = await createDb(dbOptions({ ...config, DATABASE_URL: url }))
-  const server = Fastify(appOptions(config, { logStream: { write: (line: string) => { logs.push(JSON.parse(line)) } } }))
-  await server.register(app, { db, config })
-  await server.listen({ host: '127.0.0.1', port: 0 })
-  t.teardown(async () => {
-    await server.close()
-    await db.destroy()
-  })
-  return { port: (server.server.address() as AddressInfo).port, logs }
+  // The pool the server would open with these settings, on `url`.
+  const db = await createDb(dbOptions({ ...testConfig(env), DATABASE_URL: url }))
+  t.teardown(() => db.destroy())
+  const { app } = await build(t, { db, env: { LOG_LEVEL: 'warn', ...env }, logStream: { write: (line: string) => { logs.push(JSON.parse(line)) } } })
+  const { port } = await listen(app)
+  return { port, logs }
 }
 
 /** Anything but a 200 or a 503 `unavailable` envelope with Retry-After: 1. */

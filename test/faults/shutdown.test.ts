@@ -2,25 +2,23 @@
 // renames loses no acknowledged write and half-writes nothing, a request still
 // running when the signal arrives completes, and past SHUTDOWN_TIMEOUT_MS the
 // process exits 1 instead of hanging.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { Agent } from 'node:http'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { createDb, type Db } from '../../src/db/index.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { createTestDatabase, type TestDatabase } from '../database.js'
+import { createTestDatabase, databaseOptions, type TestDatabase } from '../database.js'
 import { send as sendOnce, sendRaw, type Answer } from '../http.js'
-import { freePort, projectActivities, projectRow, seedWriters, waitFor } from '../helper.js'
+import { projectActivities, projectRow, seedWriters, waitFor } from '../helper.js'
+import { launchServer, type ServerProcess } from '../launch.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
 const UPDATE_NAME = '/api/external/v1/projects/update_name'
 /** A request that has not settled by then is cut off and counted as hanging. */
 const LIVENESS_MS = 15_000
@@ -48,39 +46,9 @@ function unique (values: string[]): string[] {
   return [...new Set(values)]
 }
 
-interface Server {
-  child: ChildProcess
-  port: number
-  output: () => string
-  /** The exit code (null when killed by a signal). */
-  exited: Promise<number | null>
-}
-
-/** Starts `node src/server.ts` and waits until /health/ready answers 200. */
-async function start (t: Tap, env: Record<string, string>): Promise<Server> {
-  const port = await freePort()
-  const child = spawn(process.execPath, ['--import=tsx', 'src/server.ts'], {
-    cwd: root,
-    env: { ...process.env, RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' }
-  })
-  let output = ''
-  child.stdout!.on('data', (chunk) => { output += String(chunk) })
-  child.stderr!.on('data', (chunk) => { output += String(chunk) })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
-  const ready = await waitFor(async () => {
-    if (child.exitCode !== null) return true
-    return (await send(port, 'GET', '/health/ready')).status === 200
-  }, 60_000)
-  if (!ready || child.exitCode !== null) throw new Error(`the server did not start: ${output}`)
-  return { child, port, output: () => output, exited }
-}
-
-/** Waits for the exit, at most `ms`; a process still running then is killed and reported as hanging. */
-async function exitWithin (server: Server, ms: number): Promise<number | null | 'hung'> {
-  const result = await Promise.race([server.exited, sleep(ms, 'hung' as const)])
-  if (result === 'hung') server.child.kill('SIGKILL')
-  return result
+/** `npm start` with no rate limit, logging warnings and errors, once /health/ready answers 200. */
+async function start (t: Tap, env: Record<string, string>): Promise<ServerProcess> {
+  return await launchServer({ t, env: { RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn', ...env } })
 }
 
 /**
@@ -124,7 +92,7 @@ async function prepare (t: Tap, seedWith: (db: Db) => Promise<void>): Promise<{ 
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'shutdown-test-'))
   t.teardown(() => rm(dataDir, { recursive: true, force: true }))
-  const db = await createDb({ dataDir })
+  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }))
   try {
     await migrateToLatest(db)
     await seedWith(db)
@@ -134,7 +102,7 @@ async function prepare (t: Tap, seedWith: (db: Db) => Promise<void>): Promise<{ 
   return {
     env: { DATABASE_URL: '', DATA_DIR: dataDir },
     open: async () => {
-      const reopened = await createDb({ dataDir })
+      const reopened = await createDb(databaseOptions({ DATA_DIR: dataDir }))
       t.teardown(() => reopened.destroy())
       return reopened
     }
@@ -190,10 +158,11 @@ t.test('SIGTERM under load: exit 0, every acknowledged write in, nothing else wr
   const atSignal = new Set(inFlight)
   const signalAt = Date.now()
   server.child.kill('SIGTERM')
-  const code = await exitWithin(server, shutdownTimeoutMs + 10_000)
+  const code = await server.exitWithin(shutdownTimeoutMs + 10_000)
   const exitAt = Date.now()
-  // Clients keep knocking for a little while after the exit.
-  await sleep(500)
+  // Clients keep knocking after the exit, each at least once more.
+  t.ok(await waitFor(() => new Set(outcomes.filter((o) => o.started > exitAt).map((o) => o.client)).size === clients, 10_000),
+    'every client sent another request after the exit')
   running = false
   await Promise.all(loops)
   agent.destroy()
@@ -287,7 +256,7 @@ t.test('requests still running when SIGTERM arrives complete with 200, then the 
   t.ok(next.status === 200 || next.error === 'ECONNREFUSED' || isUnavailable(next),
     `a request after it, on the same connection, is served, refused, or a 503 in the envelope with Retry-After: ${describe(next)}`)
 
-  t.equal(await exitWithin(server, shutdownTimeoutMs + 10_000), 0,
+  t.equal(await server.exitWithin(shutdownTimeoutMs + 10_000), 0,
     'then the process exits 0, though a keep-alive client stays connected and quiet')
   for (const [i, project] of fixture.projects.entries()) {
     t.equal((await projectRow(db, project.id)).name, names[i])
@@ -302,7 +271,8 @@ t.test('SIGTERM with stalled clients: they are cut off, the request in flight ge
   // (defaults: 10 s for headers, 30 s for the request), which Node.js stops
   // enforcing once the server closes.
   const shutdownTimeoutMs = 8000
-  const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
+  // At info, the log shows when the stalled rename's headers have arrived.
+  const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs), LOG_LEVEL: 'info' })
   const token = fixture.writers[0]!.token
   const [held, stalled] = fixture.projects as [typeof fixture.projects[0], typeof fixture.projects[0]]
 
@@ -321,12 +291,15 @@ t.test('SIGTERM with stalled clients: they are cut off, the request in flight ge
     t.ok(await waitFor(async () => (await waitingOnLocks(db)).length === 1, 10_000), 'the rename in flight waits on the lock')
   }
   const body = JSON.stringify({ project_id: stalled.publicId, name: 'Never Sent Whole' })
+  let sent = 0
+  const onSent = () => { sent++ }
   const stalledBody = sendRaw(server.port, [
-    `POST ${UPDATE_NAME} HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 20)}`
-  ], { livenessMs: 30_000 })
-  const stalledHeaders = sendRaw(server.port, [`GET /health/live HTTP/1.1\r\nhost: localhost\r\n`], { livenessMs: 30_000 })
-  const silent = sendRaw(server.port, [], { livenessMs: 30_000 })
-  await sleep(300) // the stalled requests have arrived as far as they will
+    `POST ${UPDATE_NAME} HTTP/1.1\r\nhost: localhost\r\nx-request-id: stalled-body\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 20)}`
+  ], { livenessMs: 30_000, onSent })
+  const stalledHeaders = sendRaw(server.port, [`GET /health/live HTTP/1.1\r\nhost: localhost\r\n`], { livenessMs: 30_000, onSent })
+  const silent = sendRaw(server.port, [], { livenessMs: 30_000, onSent })
+  t.ok(await waitFor(() => sent === 3 && /"reqId":"stalled-body"[^\n]*"msg":"incoming request"/.test(server.output()), 10_000),
+    'the stalled requests have arrived as far as they will: the stalled rename is in the server')
 
   const signalAt = Date.now()
   server.child.kill('SIGTERM')
@@ -350,7 +323,7 @@ t.test('SIGTERM with stalled clients: they are cut off, the request in flight ge
     t.equal(res.status, 200, `the request in flight completes: ${res.body}`)
     t.equal(JSON.parse(res.body || '{}').project?.name, 'Finished Despite The Stall')
   }
-  const code = await exitWithin(server, shutdownTimeoutMs + 10_000)
+  const code = await server.exitWithin(shutdownTimeoutMs + 10_000)
   const exitMs = Date.now() - signalAt
   t.equal(code, 0, `exit 0, ${exitMs} ms after SIGTERM`)
   t.ok(exitMs < shutdownTimeoutMs, 'before SHUTDOWN_TIMEOUT_MS')
@@ -383,7 +356,7 @@ t.test('past SHUTDOWN_TIMEOUT_MS the process exits 1 rather than hanging', { ski
   t.ok(await waitFor(async () => (await waitingOnLocks(db)).length === 1, 10_000), 'the rename waits on the lock')
 
   server.child.kill('SIGTERM')
-  t.equal(await exitWithin(server, shutdownTimeoutMs + 10_000), 1, 'the process exits 1 at the deadline')
+  t.equal(await server.exitWithin(shutdownTimeoutMs + 10_000), 1, 'the process exits 1 at the deadline')
   t.match(server.output(), /killed by timeout \(1000ms\)/, 'saying why')
   const res = await stuck
   t.equal(res.status, 0, 'the request cut off gets no answer')

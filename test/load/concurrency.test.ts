@@ -3,11 +3,11 @@
 // rename and describe a few shared projects and one project of their own each.
 // Every write carries a unique value, so the audit trail of each field must read
 // as one unbroken chain that contains every acknowledged write exactly once.
-import type { AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import t from 'tap'
 import { decodeId } from '../../src/ids.js'
 import { build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { listen } from '../launch.js'
 
 const CLIENTS = 50
 const REQUESTS_PER_CLIENT = 20 // 1,000 requests in all
@@ -47,8 +47,7 @@ interface Write {
 }
 
 const { app, db } = await build(t)
-await app.listen({ host: '127.0.0.1', port: 0 })
-const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/external/v1/projects`
+const base = `${(await listen(app)).url}/api/external/v1/projects`
 
 const company = await createCompany(db)
 const people: Array<Awaited<ReturnType<typeof createPerson>>> = []

@@ -91,9 +91,69 @@ export interface paths {
         };
         /**
          * Get a project
-         * @description The whole project as the token's person sees it; read-only tokens may call it. A project the person cannot see is 404, like one that does not exist. Operately's `include_*` flags (`true` or `false`, e.g. `include_milestones=true`) are accepted and change nothing: the whole project is always returned. Any other query parameter is 400.
+         * @description The whole project as the token's person sees it; read-only tokens may call it. A project the person cannot see is 404, like one that does not exist. With `include_markdown=true` the answer also has `markdown`: the project rendered as Markdown for people and language models (title, status, space, goal, timeframe, people, description, key resources, milestones, last check-in, retrospective). Operately's other `include_*` flags (`true` or `false`, e.g. `include_milestones=true`) are accepted and change nothing: the whole project is always returned. Any other query parameter is 400.
          */
         get: operations["getProject"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the projects the person can see
+         * @description A page of the projects the token's person can see, each the whole project as they see it, ordered by name, then id. Archived projects are left out unless `include_archived=true`. Filters: `space_id`, `goal_id`, `only_my_projects=true` (champion or contributor), `only_reviewed_by_me=true` (reviewer; wins over only_my_projects). `limit` is the page size, 1 to 100 (default 20); the answer's `next_cursor`, passed as `cursor` with the same filters, gives the next page, and is null on the last one. A cursor is opaque and belongs to the person and the filters it was issued for: any other is 400. A client that knows nothing of paging gets the first page. Operately's `include_*` flags are accepted and change nothing. Read-only tokens may call it.
+         */
+        get: operations["listProjects"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/people/get_me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The token's person
+         * @description Who the token acts for. Read-only tokens may call it. `include_manager` and Operately's `include_*` flags (`true` or `false`) are accepted and change nothing. Any other query parameter is 400.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/companies/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The token's person's company
+         * @description The company the token's person belongs to: its id, name and how many people it has (not counting suspended ones). `include_admins=true` adds its administrators and `include_people=true` its people, each by name; otherwise they are null. Operately's other `include_*` flags (`true` or `false`) are accepted and change nothing. Read-only tokens may call it.
+         */
+        get: operations["getCompany"];
         put?: never;
         post?: never;
         delete?: never;
@@ -131,6 +191,19 @@ export interface components {
             inserted_at: string;
             acknowledged_at: string | null;
             acknowledged_by: components["schemas"]["Person"] | null;
+        };
+        /** @description A company: the people who work in it, their spaces and projects */
+        Company: {
+            /**
+             * @description Public id: base62 of a UUID, optionally after a slug and a dash
+             * @example 1S9sHJdXziGMetRhKlyYI1
+             */
+            id: string;
+            name: string;
+            /** @description People of the company who are not suspended */
+            member_count: number;
+            admins: components["schemas"]["Person"][] | null;
+            people: components["schemas"]["Person"][] | null;
         };
         /** @description A person working on the project and their role */
         Contributor: {
@@ -798,9 +871,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, or a malformed JSON body. `details` points at each offending field. */
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
             400: {
                 headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -856,7 +931,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not UTF-8 `application/json`. */
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -865,7 +940,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request budget for the current window. */
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1170,9 +1245,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, or a malformed JSON body. `details` points at each offending field. */
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
             400: {
                 headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1228,7 +1305,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not UTF-8 `application/json`. */
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1237,7 +1314,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request budget for the current window. */
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1284,6 +1361,8 @@ export interface operations {
                  * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
                  */
                 id: string;
+                /** @description `true` adds `markdown`: the whole project rendered as Markdown, for people and language models */
+                include_markdown?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -1291,7 +1370,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The whole project, as the token's person sees it */
+            /** @description The whole project, as the token's person sees it, and with include_markdown=true its Markdown rendering */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1527,12 +1606,16 @@ export interface operations {
                      */
                     "application/json": {
                         project: components["schemas"]["Project"];
+                        /** @description With include_markdown=true: the project as Markdown (title, status, space, goal, timeframe, people, description, milestones, last check-in, retrospective) */
+                        markdown?: string;
                     };
                 };
             };
-            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, or a malformed JSON body. `details` points at each offending field. */
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
             400: {
                 headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1559,7 +1642,568 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request budget for the current window. */
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listProjects: {
+        parameters: {
+            query?: {
+                /** @description `true`: only projects the person is the champion or a contributor of */
+                only_my_projects?: "true" | "false";
+                /** @description `true`: only projects the person reviews (wins over only_my_projects) */
+                only_reviewed_by_me?: "true" | "false";
+                /** @description Only the projects of this space */
+                space_id?: string;
+                /** @description Only the projects of this goal */
+                goal_id?: string;
+                /** @description `true`: archived projects too (left out by default) */
+                include_archived?: "true" | "false";
+                /**
+                 * @description Projects per page, 1 to 100 (default 20)
+                 * @example 20
+                 */
+                limit?: string;
+                /** @description next_cursor of the previous page, with the same filters */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the projects the person can see */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "projects": [
+                     *         {
+                     *           "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *           "name": "Website Redesign 2.0",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *           "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "access_levels": {
+                     *             "public": 0,
+                     *             "company": 40,
+                     *             "space": 70
+                     *           },
+                     *           "archived_at": null,
+                     *           "closed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-11-22T01:57:03.646Z",
+                     *           "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *           "next_update_scheduled_at": null,
+                     *           "is_archived": false,
+                     *           "is_outdated": false,
+                     *           "is_pinned": true,
+                     *           "champion": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "reviewer": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "contributors": [
+                     *             {
+                     *               "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *               "role": "champion",
+                     *               "responsibility": "Owns the plan and the launch date",
+                     *               "access_level": 100,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             },
+                     *             {
+                     *               "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *               "role": "reviewer",
+                     *               "responsibility": "Reviews check-ins and unblocks budget",
+                     *               "access_level": 100,
+                     *               "person": {
+                     *                 "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *                 "full_name": "Erin Walsh",
+                     *                 "email": "erin@acme.test",
+                     *                 "title": "Chief Operating Officer",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ],
+                     *           "goal": {
+                     *             "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *             "name": "Double self-serve sign-ups",
+                     *             "status": "on_track",
+                     *             "is_closed": false,
+                     *             "is_archived": false,
+                     *             "timeframe": {
+                     *               "contextual_start_date": {
+                     *                 "date_type": "quarter",
+                     *                 "value": "Q4 2026",
+                     *                 "date": "2026-10-01"
+                     *               },
+                     *               "contextual_end_date": {
+                     *                 "date_type": "quarter",
+                     *                 "value": "Q4 2026",
+                     *                 "date": "2026-12-31"
+                     *               }
+                     *             },
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *             "updated_at": "2026-09-23T01:57:00.245Z"
+                     *           },
+                     *           "space": {
+                     *             "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *             "name": "Product"
+                     *           },
+                     *           "key_resources": [
+                     *             {
+                     *               "id": "459qm535zu84l4MI7LDuh0",
+                     *               "title": "Designs",
+                     *               "link": "https://www.figma.com/file/acme-website-redesign",
+                     *               "resource_type": "figma"
+                     *             }
+                     *           ],
+                     *           "last_check_in": {
+                     *             "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *             "status": "on_track",
+                     *             "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *             "author": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             },
+                     *             "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *             "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *             "acknowledged_by": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           "milestones": [
+                     *             {
+                     *               "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *               "title": "Content migration",
+                     *               "status": "pending",
+                     *               "description": null,
+                     *               "due_date": "2026-12-06",
+                     *               "completed_at": null,
+                     *               "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *             }
+                     *           ],
+                     *           "next_milestone": {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           },
+                     *           "milestones_ordering_state": [
+                     *             "0o7QS8MAMWsJO5g6keZCKW"
+                     *           ],
+                     *           "my_role": "champion",
+                     *           "notifications": [],
+                     *           "permissions": {
+                     *             "can_view": true,
+                     *             "can_comment": true,
+                     *             "can_edit": true,
+                     *             "has_full_access": true
+                     *           },
+                     *           "potential_subscribers": [
+                     *             {
+                     *               "role": "Owns the plan and the launch date",
+                     *               "priority": true,
+                     *               "is_subscribed": true,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ],
+                     *           "subscription_list": {
+                     *             "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *             "send_to_everyone": false,
+                     *             "subscriptions": [
+                     *               {
+                     *                 "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *                 "type": "joined",
+                     *                 "canceled": false,
+                     *                 "person": {
+                     *                   "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                   "full_name": "Alice Johnson",
+                     *                   "email": "alice@acme.test",
+                     *                   "title": "Product Manager",
+                     *                   "avatar_url": null,
+                     *                   "type": "human"
+                     *                 }
+                     *               }
+                     *             ]
+                     *           },
+                     *           "privacy": "internal",
+                     *           "retrospective": null,
+                     *           "state": "active",
+                     *           "status": "on_track",
+                     *           "success_status": null,
+                     *           "task_statuses": [
+                     *             {
+                     *               "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *               "label": "Not started",
+                     *               "color": "gray",
+                     *               "index": 0,
+                     *               "value": "pending",
+                     *               "closed": false
+                     *             },
+                     *             {
+                     *               "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *               "label": "Done",
+                     *               "color": "green",
+                     *               "index": 1,
+                     *               "value": "done",
+                     *               "closed": true
+                     *             }
+                     *           ],
+                     *           "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "day",
+                     *               "value": "Sep 23, 2026",
+                     *               "date": "2026-09-23"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q1 2027",
+                     *               "date": "2027-03-31"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description By name, then id; each as the person sees it */
+                        projects: components["schemas"]["Project"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: {
+                /** @description Accepted for compatibility; people have no manager here */
+                include_manager?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token's person */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "me": {
+                     *         "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *         "full_name": "Alice Johnson",
+                     *         "email": "alice@acme.test",
+                     *         "title": "Product Manager",
+                     *         "avatar_url": null,
+                     *         "type": "human"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        me: components["schemas"]["Person"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCompany: {
+        parameters: {
+            query?: {
+                /** @description `true` fills `admins` */
+                include_admins?: "true" | "false";
+                /** @description `true` fills `people` */
+                include_people?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token's person's company */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "company": {
+                     *         "id": "3rXzCvvbL7y6UnFDcqBwWl",
+                     *         "name": "Acme Corp",
+                     *         "member_count": 4,
+                     *         "admins": [
+                     *           {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         ],
+                     *         "people": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        company: components["schemas"]["Company"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */

@@ -2,11 +2,9 @@
 // Retry-After and RateLimit-* headers while another token still works; health
 // probes are never limited; with REDIS_URL two instances share one budget.
 import { randomBytes } from 'node:crypto'
-import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import t from 'tap'
-import app, { appOptions } from '../../src/app.js'
-import { build, client, createCompany, createPerson, createProject, createSpace, testConfig, tokenFor } from '../helper.js'
+import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -82,10 +80,7 @@ t.teardown(() => probe.disconnect())
 t.test('with REDIS_URL two instances share one budget', { skip: redisUp ? false : `no Redis at ${REDIS_URL}` }, async (t) => {
 
   const { app: first, db } = await build(t, { env: { RATE_LIMIT_MAX: '4', REDIS_URL } })
-  const config = testConfig({ RATE_LIMIT_MAX: '4', REDIS_URL })
-  const second = Fastify(appOptions(config))
-  await second.register(app, { db, config })
-  t.teardown(() => second.close())
+  const { app: second } = await build(t, { env: { RATE_LIMIT_MAX: '4', REDIS_URL }, db })
 
   // A token nobody has used: its budget starts full, whatever ran before.
   const token = `pat_${randomBytes(32).toString('base64url')}`

@@ -1,10 +1,8 @@
 // Transport basics on every answer: helmet's headers, Cache-Control: no-store,
 // the request id handed back (a sane caller's one kept, anything else replaced),
 // and tokens kept out of the logs even when a client puts one in the URL.
-import Fastify from 'fastify'
 import t from 'tap'
-import app, { appOptions } from '../../src/app.js'
-import { build, client, createCompany, createPerson, createProject, createSpace, testConfig, tokenFor } from '../helper.js'
+import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 const { app: server, db } = await build(t)
 const company = await createCompany(db)
@@ -60,10 +58,7 @@ t.test('405 with Allow and 415 for a body that is not JSON', async (t) => {
 
 t.test('every log line carries the request id and no token, even one put in the URL', async (t) => {
   const lines: string[] = []
-  const config = testConfig({ LOG_LEVEL: 'trace' })
-  const logged = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(line) } } }))
-  await logged.register(app, { db, config })
-  t.teardown(() => logged.close())
+  const { app: logged } = await build(t, { db, env: { LOG_LEVEL: 'trace' }, logStream: { write: (line: string) => { lines.push(line) } } })
 
   const requests = [
     { method: 'GET' as const, url: `/api/external/v1/projects/get?id=${project.publicId}`, headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-1' } },

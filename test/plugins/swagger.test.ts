@@ -8,16 +8,15 @@ import { readFile } from 'node:fs/promises'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import formats from 'ajv-formats'
-import Fastify, { type RouteOptions } from 'fastify'
+import type { RouteOptions } from 'fastify'
 import t from 'tap'
-import app, { appOptions } from '../../src/app.js'
 import { DOCUMENT_FILE } from '../openapi/generate.js'
-import { createTestDatabase } from '../database.js'
-import { testConfig } from '../helper.js'
+import { build } from '../helper.js'
 
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const PROJECTS = '/api/external/v1/projects'
+const API = '/api/external/v1'
+const PROJECTS = `${API}/projects`
 const DOCUMENT_URL = '/api/external/v1/openapi.json'
 const ERROR_REF = '#/components/schemas/Error'
 // helmet's default policy, which every API answer keeps.
@@ -26,24 +25,21 @@ const STRICT_CSP = "default-src 'self';base-uri 'self';font-src 'self' https: da
   "style-src 'self' https: 'unsafe-inline';upgrade-insecure-requests"
 
 // The app as the server builds it, plus a list of every route it registers.
-const database = await createTestDatabase()
-const config = testConfig()
-const server = Fastify(appOptions(config))
 const routes: RouteOptions[] = []
-server.addHook('onRoute', (route) => { routes.push(route) })
-await server.register(app, { db: database.db, config })
+const { app: server } = await build(t, { before: (server) => { server.addHook('onRoute', (route) => { routes.push(route) }) } })
 await server.ready()
-t.teardown(async () => {
-  await server.close()
-  await database.close()
-})
 
 const fetched = await server.inject({ method: 'GET', url: DOCUMENT_URL })
 const doc = fetched.json<Json>()
 
 const methodsOf = (route: RouteOptions) => [route.method].flat().filter((m) => m !== 'HEAD')
 // Fastify adds a HEAD route beside each GET; it is not an operation of its own.
-const projectRoutes = routes.filter((r) => r.url.startsWith(`${PROJECTS}/`) && methodsOf(r).length > 0)
+const apiRoutes = routes.filter((r) => r.url.startsWith(`${API}/`) && r.url !== DOCUMENT_URL && methodsOf(r).length > 0)
+// The API's operations, each under the resource it is tagged with.
+const OPERATIONS = [
+  `get ${API}/companies/get`, `get ${API}/people/get_me`,
+  `get ${PROJECTS}/get`, `get ${PROJECTS}/list`, `post ${PROJECTS}/update_description`, `post ${PROJECTS}/update_name`
+]
 const operationsOf = (d: Json) => Object.entries(d.paths as Json).flatMap(([path, item]) =>
   Object.entries(item as Json).map(([method, operation]) => ({ path, method, operation: operation as Json })))
 
@@ -58,9 +54,9 @@ t.test('the document is served without a token, as valid OpenAPI 3.1', async (t)
   t.notOk(Object.keys(doc.paths).some((path) => path.startsWith('/docs')), 'nor the reference')
 })
 
-t.test('every project route is documented with its request schema', async (t) => {
-  t.equal(projectRoutes.length, 3, 'the three operations (update_name, update_description, get)')
-  for (const route of projectRoutes) {
+t.test('every API route is documented with its request schema', async (t) => {
+  t.equal(apiRoutes.length, OPERATIONS.length, 'the operations of the API')
+  for (const route of apiRoutes) {
     for (const method of methodsOf(route)) {
       const operation = doc.paths[route.url]?.[method.toLowerCase()] as Json | undefined
       if (!operation) {
@@ -68,7 +64,7 @@ t.test('every project route is documented with its request schema', async (t) =>
         continue
       }
       t.ok(operation.operationId, `${route.url} has an operationId`)
-      t.same(operation.tags, ['projects'])
+      t.same(operation.tags, [route.url.split('/')[4]], `${route.url} is tagged with its resource`)
       t.ok(operation.summary && operation.description, `${route.url} is described`)
       const schema = route.schema as Json
       if (schema.body) {
@@ -82,15 +78,13 @@ t.test('every project route is documented with its request schema', async (t) =>
         const parameters = (operation.parameters as Json[]).filter((p) => p.in === 'query')
         t.same(parameters.map((p) => p.name), Object.keys(schema.querystring.properties), `${route.url}: query parameters`)
         for (const parameter of parameters) {
-          t.equal(parameter.required, schema.querystring.required.includes(parameter.name), `${route.url}: ${parameter.name} required`)
+          t.equal(parameter.required, (schema.querystring.required ?? []).includes(parameter.name), `${route.url}: ${parameter.name} required`)
         }
       }
       t.ok(schema.body || schema.querystring, `${route.url} validates its input`)
     }
   }
-  t.same(operationsOf(doc).filter((o) => o.path.startsWith(PROJECTS)).map((o) => `${o.method} ${o.path}`).sort(), [
-    `get ${PROJECTS}/get`, `post ${PROJECTS}/update_description`, `post ${PROJECTS}/update_name`
-  ], 'and nothing else is')
+  t.same(operationsOf(doc).filter((o) => o.path.startsWith(API)).map((o) => `${o.method} ${o.path}`).sort(), OPERATIONS, 'and nothing else is')
 })
 
 t.test('every error status an operation can answer is listed with the error envelope', async (t) => {
@@ -100,6 +94,9 @@ t.test('every error status an operation can answer is listed with the error enve
     [`post ${PROJECTS}/update_name`]: mutation,
     [`post ${PROJECTS}/update_description`]: mutation,
     [`get ${PROJECTS}/get`]: query,
+    [`get ${PROJECTS}/list`]: query,
+    [`get ${API}/people/get_me`]: query,
+    [`get ${API}/companies/get`]: query,
     'get /health/live': ['200', '500'],
     'get /health/ready': ['200', '500', '503']
   }
@@ -130,11 +127,11 @@ t.test('every error status an operation can answer is listed with the error enve
   t.same(envelope.required, ['statusCode', 'error', 'code', 'message'])
 })
 
-t.test('the bearer scheme guards the project operations and not the health probes', async (t) => {
+t.test('the bearer scheme guards the API operations and not the health probes', async (t) => {
   t.match(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: /pat_.*tokens create/s })
   for (const { path, method, operation } of operationsOf(doc)) {
     const security = operation.security ?? doc.security
-    if (path.startsWith(PROJECTS)) t.same(security, [{ bearerAuth: [] }], `${method} ${path} needs a token`)
+    if (path.startsWith(API)) t.same(security, [{ bearerAuth: [] }], `${method} ${path} needs a token`)
     else t.same(security, [], `${method} ${path} needs none`)
   }
   const health = await server.inject({ method: 'GET', url: '/health/live' })

@@ -6,17 +6,14 @@
 // every answer; a client that goes away mid-body is logged as such, at info. No
 // case writes anything.
 import { STATUS_CODES } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import Fastify from 'fastify'
 import { sql } from 'kysely'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import app, { appOptions } from '../../src/app.js'
 import { SECURITY_HEADERS } from '../../src/plugins/transport.js'
-import { createTestDatabase } from '../database.js'
 import { sendRaw, type RawAnswer } from '../http.js'
-import { seedWriters, testConfig, waitFor } from '../helper.js'
+import { build, seedWriters, waitFor } from '../helper.js'
+import { listen } from '../launch.js'
 
 const HEADERS_TIMEOUT_MS = 500
 const REQUEST_TIMEOUT_MS = 1500
@@ -25,18 +22,12 @@ const SLACK_MS = 1500
 const UPDATE_NAME = '/api/external/v1/projects/update_name'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-const database = await createTestDatabase()
-const { db } = database
 const lines: string[] = []
-const config = testConfig({ LOG_LEVEL: 'info', HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS), REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) })
-const server = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(line) } } }))
-await server.register(app, { db, config })
-await server.listen({ host: '127.0.0.1', port: 0 })
-t.teardown(async () => {
-  await server.close()
-  await database.close()
+const { app: server, db, url } = await build(t, {
+  env: { LOG_LEVEL: 'info', HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS), REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) },
+  logStream: { write: (line: string) => { lines.push(line) } }
 })
-const { port } = server.server.address() as AddressInfo
+const { port } = await listen(server)
 const { projects: [project], writers: [writer] } = await seedWriters(db, 1)
 
 const logged = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>)
@@ -141,9 +132,9 @@ t.test('a request within the bounds is served, on a connection kept alive', asyn
 })
 
 t.test('a request received whole is not cut off by REQUEST_TIMEOUT_MS, however long it then takes', {
-  skip: database.url === undefined ? 'needs PostgreSQL: a row lock held from a second connection keeps the request waiting' : false
+  skip: url === undefined ? 'needs PostgreSQL: a row lock held from a second connection keeps the request waiting' : false
 }, async (t) => {
-  const locker = new pg.Client({ connectionString: database.url })
+  const locker = new pg.Client({ connectionString: url })
   await locker.connect()
   t.teardown(() => locker.end())
   await locker.query('BEGIN')

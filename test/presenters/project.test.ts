@@ -5,7 +5,7 @@ import t from 'tap'
 import { Value } from 'typebox/value'
 import type { ProjectView } from '../../src/db/project-aggregate.js'
 import {
-  contributorAccessLevel, nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe
+  nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe
 } from '../../src/presenters/project.js'
 import { ProjectSchema } from '../../src/schemas/projects.js'
 import { shortId } from '../../src/ids.js'
@@ -49,11 +49,8 @@ t.test('permissions follow the access levels 10, 40, 70, 100', async (t) => {
   t.same(permissions(100), { can_view: true, can_comment: true, can_edit: true, has_full_access: true })
 })
 
-t.test('contributor levels and subscriber roles', async (t) => {
-  t.equal(contributorAccessLevel({ role: 'champion', access_level: null }), 100)
-  t.equal(contributorAccessLevel({ role: 'reviewer', access_level: 10 }), 100)
-  t.equal(contributorAccessLevel({ role: 'contributor', access_level: 40 }), 40)
-  t.equal(contributorAccessLevel({ role: 'contributor', access_level: null }), null)
+// A contributor's level comes computed by the aggregate: test/db/access.test.ts.
+t.test('a subscriber is named by responsibility, then title, then role', async (t) => {
   t.equal(subscriberRole({ role: 'contributor', responsibility: 'Design', person: { title: 'Designer' } }), 'Design')
   t.equal(subscriberRole({ role: 'contributor', responsibility: null, person: { title: 'Designer' } }), 'Designer')
   t.equal(subscriberRole({ role: 'reviewer', responsibility: null, person: { title: null } }), 'reviewer')
@@ -112,7 +109,7 @@ function row (overrides: Partial<ProjectView> = {}): ProjectView {
     is_pinned: true,
     my_role: 'champion',
     contributors: [
-      { id: UUIDS.champion, role: 'champion', responsibility: null, access_level: null, person: alice, is_subscribed: true },
+      { id: UUIDS.champion, role: 'champion', responsibility: null, access_level: 100, person: alice, is_subscribed: true },
       { id: UUIDS.contributor, role: 'contributor', responsibility: 'Front end', access_level: 70, person: carol, is_subscribed: false }
     ],
     goal: null,

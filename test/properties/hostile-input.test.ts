@@ -1,8 +1,8 @@
 // Generated hostile requests against the whole Fastify pipeline (body parsing
 // included): random JSON and wrong types, huge and deeply nested values, lone
 // surrogates, NUL and control characters, invalid UTF-8, duplicate keys,
-// prototype-pollution keys, and every kind of Authorization and Content-Type
-// header, aimed at editable, read-only, invisible, archived, foreign and unknown
+// prototype-pollution keys, every kind of Authorization (one or two headers),
+// Content-Type and Content-Encoding header, aimed at editable, read-only, invisible, archived, foreign and unknown
 // projects. A model written from the contract predicts each answer; after every
 // request the database shows that only the addressed project changed, only on a
 // 200, and exactly as asked.
@@ -25,8 +25,8 @@ const BODY_LIMIT = 1024 * 1024
 const FACTOR = Math.max(1, Number(process.env.FUZZ_RUNS ?? 1))
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31))
 const SHRINK = process.env.FUZZ_SHRINK === '1'
-// 2,000 requests in a normal run.
-const RUNS = { update_name: 700, update_description: 700, get: 600 }
+// 2,600 requests in a normal run.
+const RUNS = { update_name: 700, update_description: 700, get: 600, queries: 600 }
 
 t.comment(`fast-check seed ${SEED} (FUZZ_SEED=${SEED} replays this run), runs x${FACTOR}`)
 
@@ -77,8 +77,8 @@ const ofSuspended = (await tokenFor(db, suspended.email)).token
 
 // --- generators -------------------------------------------------------------
 
-type AuthKind = 'write' | 'readonly' | 'invalid'
-interface Auth { header: string | undefined, kind: AuthKind }
+type AuthKind = 'write' | 'readonly' | 'invalid' | 'twice'
+interface Auth { header: string | string[] | undefined, kind: AuthKind }
 
 /** A valid header for the token: any case of the scheme, one or more spaces, surrounding whitespace. */
 const bearerFor = (token: string) => fc.record({
@@ -105,8 +105,26 @@ const authArb: fc.Arbitrary<Auth> = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 60 }).map((s) => `Bearer ${s}`),
       fc.string({ unit: 'binary', maxLength: 60 })
     ).map((header) => ({ header, kind: 'invalid' as const }))
+  },
+  // Two Authorization headers, whatever they hold: ambiguous, so 400 before anything about either.
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      fc.oneof(bearerFor(write), bearerFor(readOnly), fc.constantFrom('', 'Bearer', `Bearer ${revoked.token}`, `Basic ${write}`)),
+      fc.oneof(bearerFor(write), bearerFor(readOnly), fc.constantFrom('', 'Bearer', `Bearer ${revoked.token}`, `Basic ${write}`))
+    ).map((pair) => ({ header: pair, kind: 'twice' as const }))
   }
 )
+
+/** Content-Encoding: mostly absent; identity in any case; any other coding, alone or listed with identity. */
+const encodingArb: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 16, arbitrary: fc.constant(undefined) },
+  { weight: 2, arbitrary: fc.constantFrom('identity', 'IDENTITY', ' identity', 'identity, identity', '') },
+  { weight: 2, arbitrary: fc.constantFrom('gzip', 'x-gzip', 'deflate', 'br', 'zstd', 'compress', 'GZIP', 'gzip, identity', 'identity, br', 'foo') }
+)
+// A body in any coding but identity is refused, never decoded or taken as it is.
+const foreignEncoding = (encoding: string | undefined) => encoding !== undefined &&
+  encoding.split(',').some((c) => c.trim() !== '' && c.trim().toLowerCase() !== 'identity')
 
 /** Expect: mostly absent; 100-continue in any case and spacing; any other expectation, alone or listed with it. */
 const expectArb: fc.Arbitrary<string | undefined> = fc.oneof(
@@ -236,15 +254,17 @@ interface Body {
   payload: Buffer
   /** The id the body carries and the project it addresses, when it is one of ours. */
   id: IdChoice | null
-  /** Duplicate keys or a byte-order mark: the contract is silent, so a 400 is allowed too. */
+  /** A byte-order mark: the contract is silent, so a 400 is allowed too. */
   lenient: boolean
+  /** A key repeated within an object: always 400. */
+  duplicate: boolean
   label: string
 }
 
 /** Bodies for a mutation whose value field is `field`. */
 function bodyArb (field: 'name' | 'description', valueArb: fc.Arbitrary<string>): fc.Arbitrary<Body> {
-  const text = (label: string, id: IdChoice | null, payload: string | Buffer, lenient = false): Body =>
-    ({ payload: Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8'), id, lenient, label })
+  const text = (label: string, id: IdChoice | null, payload: string | Buffer, { lenient = false, duplicate = false } = {}): Body =>
+    ({ payload: Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8'), id, lenient, duplicate, label })
   const value = fc.oneof({ weight: 8, arbitrary: valueArb }, { weight: 1, arbitrary: fc.jsonValue() as fc.Arbitrary<unknown> })
   const idValue = fc.oneof({ weight: 8, arbitrary: idArb }, { weight: 1, arbitrary: fc.jsonValue().map((v) => ({ id: v as unknown as string, target: null })) })
   return fc.oneof(
@@ -257,15 +277,20 @@ function bodyArb (field: 'name' | 'description', valueArb: fc.Arbitrary<string>)
         fc.jsonValue(), fc.boolean(), fc.boolean()).map(([id, v, key, extra, drop, first]) => {
         const fields = drop ? [`"project_id":${JSON.stringify(id.id)}`] : [`"project_id":${JSON.stringify(id.id)}`, `"${field}":${JSON.stringify(v)}`]
         const odd = key === 'constructor' && typeof extra === 'object' ? `"constructor":{"prototype":${JSON.stringify(extra)}}` : `${JSON.stringify(key)}:${JSON.stringify(extra)}`
-        return text(`key ${key}`, id, `{${(first ? [odd, ...fields] : [...fields, odd]).join(',')}}`, key === field)
+        return text(`key ${key}`, id, `{${(first ? [odd, ...fields] : [...fields, odd]).join(',')}}`, { duplicate: key === field && !drop })
       })
     },
-    // Duplicate keys, hand-built: JSON.parse keeps the last.
+    // Duplicate keys, hand-built (JSON.parse would keep the last), spelled alike or with escapes, at the top or nested.
     {
       weight: 2,
-      arbitrary: fc.tuple(idArb, idArb, valueArb, valueArb, fc.boolean()).map(([id1, id2, v1, v2, dupId]) => dupId
-        ? text('duplicate project_id', id2, `{"project_id":${JSON.stringify(id1.id)},"${field}":${JSON.stringify(v1)},"project_id":${JSON.stringify(id2.id)}}`, true)
-        : text(`duplicate ${field}`, id1, `{"project_id":${JSON.stringify(id1.id)},"${field}":${JSON.stringify(v1)},"${field}":${JSON.stringify(v2)}}`, true))
+      arbitrary: fc.tuple(idArb, idArb, valueArb, valueArb, fc.constantFrom('project_id', field, 'escaped', 'nested')).map(([id1, id2, v1, v2, which]) =>
+        which === 'project_id'
+          ? text('duplicate project_id', id2, `{"project_id":${JSON.stringify(id1.id)},"${field}":${JSON.stringify(v1)},"project_id":${JSON.stringify(id2.id)}}`, { duplicate: true })
+          : which === 'escaped'
+            ? text(`duplicate ${field}, escaped`, id1, `{"project_id":${JSON.stringify(id1.id)},"${field}":${JSON.stringify(v1)},"\\u${field.charCodeAt(0).toString(16).padStart(4, '0')}${field.slice(1)}":${JSON.stringify(v2)}}`, { duplicate: true })
+            : which === 'nested'
+              ? text('duplicate nested key', id1, `{"project_id":${JSON.stringify(id1.id)},"${field}":${JSON.stringify(v1)},"x":[{"k":1},{"k":1,"k":2}]}`, { duplicate: true })
+              : text(`duplicate ${field}`, id1, `{"project_id":${JSON.stringify(id1.id)},"${field}":${JSON.stringify(v1)},"${field}":${JSON.stringify(v2)}}`, { duplicate: true }))
     },
     // Random JSON and random bytes.
     { weight: 2, arbitrary: fc.json().map((json) => text('random JSON', null, json)) },
@@ -278,7 +303,7 @@ function bodyArb (field: 'name' | 'description', valueArb: fc.Arbitrary<string>)
         return text('invalid UTF-8', id, Buffer.concat([Buffer.from(head), Buffer.from(bad), Buffer.from(tail)]))
       })
     },
-    { weight: 1, arbitrary: fc.tuple(idArb, valueArb).map(([id, v]) => text('BOM', id, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ project_id: id.id, [field]: v }))]), true)) },
+    { weight: 1, arbitrary: fc.tuple(idArb, valueArb).map(([id, v]) => text('BOM', id, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ project_id: id.id, [field]: v }))]), { lenient: true })) },
     // Deep nesting in place of the value, and bodies at and past the size limit.
     {
       weight: 1,
@@ -295,21 +320,22 @@ function bodyArb (field: 'name' | 'description', valueArb: fc.Arbitrary<string>)
   )
 }
 
-interface MutationRequest { op: 'update_name' | 'update_description', auth: Auth, expect: string | undefined, contentType: ContentType, body: Body }
-interface GetRequest { op: 'get', auth: Auth, expect: string | undefined, params: Array<[string, string]>, ids: IdChoice[] }
+interface MutationRequest { op: 'update_name' | 'update_description', auth: Auth, expect: string | undefined, encoding: string | undefined, contentType: ContentType, body: Body }
+interface GetRequest { op: 'get', auth: Auth, expect: string | undefined, encoding: string | undefined, params: Array<[string, string]>, ids: IdChoice[] }
 
 const shorten = (s: string) => s.length > 200 ? `${s.slice(0, 200)}… (${s.length} chars)` : s
 function printable<T extends MutationRequest | GetRequest> (request: T): T {
   return Object.assign(request, {
     [fc.toStringMethod]: () => request.op === 'get'
-      ? `get ${JSON.stringify({ auth: request.auth, expect: request.expect, params: request.params.map(([k, v]) => [shorten(k), shorten(v)]) })}`
-      : `${request.op} ${JSON.stringify({ auth: request.auth, expect: request.expect, contentType: request.contentType, body: request.body.label, id: request.body.id && { id: shorten(String(request.body.id.id)), target: request.body.id.target } })} payload ${JSON.stringify(shorten(request.body.payload.toString('latin1')))}`
+      ? `get ${JSON.stringify({ auth: request.auth, expect: request.expect, encoding: request.encoding, params: request.params.map(([k, v]) => [shorten(k), shorten(v)]) })}`
+      : `${request.op} ${JSON.stringify({ auth: request.auth, expect: request.expect, encoding: request.encoding, contentType: request.contentType, body: request.body.label, id: request.body.id && { id: shorten(String(request.body.id.id)), target: request.body.id.target } })} payload ${JSON.stringify(shorten(request.body.payload.toString('latin1')))}`
   })
 }
 
 const mutationArb = (op: MutationRequest['op']) => fc.record({
   auth: authArb,
   expect: expectArb,
+  encoding: encodingArb,
   contentType: contentTypeArb,
   body: op === 'update_name' ? bodyArb('name', nameArb) : bodyArb('description', descriptionArb)
 }).map((r) => printable({ op, ...r }))
@@ -324,15 +350,16 @@ const queryValueArb = fc.oneof(fc.constantFrom('true', 'false', 'TRUE', '1', '')
 const getArb: fc.Arbitrary<GetRequest> = fc.record({
   auth: authArb,
   expect: expectArb,
+  encoding: encodingArb,
   id: fc.option(idArb, { freq: 8 }),
   extra: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(fc.tuple(queryKeyArb, queryValueArb), { minLength: 1, maxLength: 3 }) }),
   second: fc.oneof({ weight: 9, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: idArb })
-}).map(({ auth, expect, id, extra, second }) => {
+}).map(({ auth, expect, encoding, id, extra, second }) => {
   const params: Array<[string, string]> = []
   if (id) params.push(['id', id.id])
   params.push(...extra)
   if (second) params.push(['id', second.id])
-  return printable({ op: 'get' as const, auth, expect, params, ids: [id, second].filter((i) => i !== null) })
+  return printable({ op: 'get' as const, auth, expect, encoding, params, ids: [id, second].filter((i) => i !== null) })
 })
 
 // --- the model ----------------------------------------------------------------
@@ -375,9 +402,12 @@ function expectMutation (request: MutationRequest): Expected {
   const field = request.op === 'update_name' ? 'name' : 'description'
   const reject = (status: number, code: string): Expected => ({ outcomes: [[status, code]] })
   if (unmetExpectation(request.expect)) return reject(417, 'expectation_failed')
+  if (request.auth.kind === 'twice') return reject(400, 'invalid_input')
   if (request.auth.kind === 'invalid') return reject(401, 'unauthenticated')
   if (request.auth.kind === 'readonly') return reject(403, 'read_only_token')
-  const { payload, id, lenient } = request.body
+  const { payload, id, lenient, duplicate } = request.body
+  // An empty body has no coding to refuse.
+  if (foreignEncoding(request.encoding) && payload.length > 0) return reject(415, 'unsupported_media_type')
   if (!request.contentType.json) {
     // No body at all: nothing that is "not JSON" was sent, so a 400 is as right as a 415.
     return payload.length === 0
@@ -392,6 +422,7 @@ function expectMutation (request: MutationRequest): Expected {
   } catch {
     return invalid
   }
+  if (duplicate) return invalid
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return invalid
   const keys = Object.keys(body)
   if (keys.length !== 2 || !keys.includes('project_id') || !keys.includes(field)) return invalid
@@ -411,6 +442,7 @@ const INCLUDE = /^include_[a-z0-9_]+$/
 
 function expectGet (request: GetRequest): Expected {
   if (unmetExpectation(request.expect)) return { outcomes: [[417, 'expectation_failed']] }
+  if (request.auth.kind === 'twice') return { outcomes: [[400, 'invalid_input']] }
   if (request.auth.kind === 'invalid') return { outcomes: [[401, 'unauthenticated']] }
   const invalid: Expected = { outcomes: [[400, 'invalid_input']] }
   const ids = request.params.filter(([k]) => k === 'id')
@@ -437,9 +469,11 @@ function encode (text: string): string {
 }
 
 function send (request: MutationRequest | GetRequest): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = {}
+  // Two Authorization headers go as two (light-my-request sends each value of an array).
+  const headers: Record<string, string | string[]> = {}
   if (request.auth.header !== undefined) headers.authorization = request.auth.header
   if (request.expect !== undefined) headers.expect = request.expect
+  if (request.encoding !== undefined) headers['content-encoding'] = request.encoding
   if (request.op === 'get') {
     const query = request.params.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')
     return app.inject({ method: 'GET', url: `${BASE}/get${query ? `?${query}` : ''}`, headers })
@@ -560,6 +594,127 @@ async function property (t: Test, name: string, arb: fc.Arbitrary<MutationReques
     t.fail(`${name}: ${error instanceof Error ? error.message : String(error)}${cause}`)
   }
 }
+
+// --- the other queries ---------------------------------------------------------------
+// people/get_me, companies/get and projects/list take only query parameters: their
+// own, Operately's include_* flags, and nothing else. Each answer is predicted from
+// the parameters alone; a 200 shows the token's person, its company, or a page of
+// the projects it can see (the editable, closed, read-only-visible and, when asked,
+// archived ones), and nothing is ever written.
+
+interface QueryRequest { op: 'get_me' | 'get_company' | 'list', auth: Auth, params: Array<[string, string]> }
+
+const QUERY_PATHS = { get_me: '/api/external/v1/people/get_me', get_company: '/api/external/v1/companies/get', list: `${BASE}/list` }
+const OWN_FLAGS = { get_me: ['include_manager'], get_company: ['include_admins', 'include_people'], list: ['only_my_projects', 'only_reviewed_by_me', 'include_archived'] }
+const VISIBLE_ACTIVE: Known[] = ['closed', 'editable', 'readonly']
+
+let issuedCursor = ''
+const cursorArb = fc.oneof(
+  fc.constant('issued'), // the cursor of a real first page, with its filters or not
+  fc.constantFrom('', 'x', 'abc.def', shortId(me.id), projects.editable.publicId, `${'A'.repeat(30)}.${'B'.repeat(22)}`),
+  fc.string({ unit: 'grapheme', maxLength: 40 })
+)
+const queryParamArb = (op: QueryRequest['op']) => fc.oneof(
+  fc.tuple(fc.constantFrom(...OWN_FLAGS[op], 'include_milestones', 'include_x'), fc.constantFrom('true', 'false', 'TRUE', '1', '', 'yes')),
+  ...(op === 'list'
+    ? [
+        fc.tuple(fc.constant('limit'), fc.oneof(fc.constantFrom('1', '2', '20', '100', '0', '101', '-1', '1.5', 'abc', '', '007', '1000'), fc.nat(200).map(String))),
+        fc.tuple(fc.constantFrom('space_id', 'goal_id'), fc.oneof(
+          fc.constantFrom(shortId(mySpace.id), mySpace.id, shortId(otherSpace.id), shortId(elsewhereSpace.id), shortId(randomUUID()), '', ' ', 'not-an-id!', 'z'.repeat(22))
+        )),
+        fc.tuple(fc.constant('cursor'), cursorArb)
+      ]
+    : []),
+  fc.tuple(fc.constantFrom('id', 'token', 'access_token', '__proto__', 'constructor', ''), fc.string({ maxLength: 8 }))
+)
+const queryArb = fc.constantFrom<QueryRequest['op']>('get_me', 'get_company', 'list').chain((op) => fc.record({
+  auth: authArb,
+  params: fc.array(queryParamArb(op), { maxLength: 4 })
+}).map(({ auth, params }) => Object.assign({ op, auth, params }, {
+  [fc.toStringMethod]: () => `${op} ${JSON.stringify({ auth, params })}`
+})))
+
+const ID_SHAPE = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:.*-)?[0-9A-Za-z]{22})$/i
+
+/** The status and code the contract gives; for a 200 of a list, the projects the page may hold. */
+function expectQuery (request: QueryRequest): { outcomes: Array<[number, string]> } {
+  if (request.auth.kind === 'twice') return { outcomes: [[400, 'invalid_input']] }
+  if (request.auth.kind === 'invalid') return { outcomes: [[401, 'unauthenticated']] }
+  const invalid = { outcomes: [[400, 'invalid_input']] as Array<[number, string]> }
+  const seen = new Set<string>()
+  for (const [key, value] of request.params) {
+    if (seen.has(key)) return invalid
+    seen.add(key)
+    const flag = /^include_[a-z0-9_]+$/.test(key) || OWN_FLAGS[request.op].includes(key)
+    if (flag) {
+      if (value !== 'true' && value !== 'false') return invalid
+      continue
+    }
+    if (request.op !== 'list') return invalid
+    if (key === 'limit') {
+      if (!/^[0-9]{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 100) return invalid
+    } else if (key === 'space_id' || key === 'goal_id') {
+      if (value.trim() === '' || !ID_SHAPE.test(value.trim())) return invalid
+    } else if (key !== 'cursor') {
+      return invalid
+    }
+  }
+  const cursor = request.params.find(([k]) => k === 'cursor')?.[1]
+  // Only a cursor issued for this very person and these filters is followed.
+  if (cursor !== undefined && cursor !== issuedCursor) return invalid
+  if (cursor !== undefined) {
+    const filters = request.params.filter(([k]) => ['only_my_projects', 'only_reviewed_by_me', 'space_id', 'goal_id', 'include_archived'].includes(k))
+    // The cursor was issued with no filters: any filter that narrows or widens the list makes it another list's.
+    if (filters.some(([k, v]) => k === 'space_id' || k === 'goal_id' || v === 'true')) return invalid
+  }
+  return { outcomes: [[200, '']] }
+}
+
+async function exerciseQuery (request: QueryRequest): Promise<number> {
+  const params = request.params.map(([k, v]): [string, string] => [k, k === 'cursor' && v === 'issued' ? issuedCursor : v])
+  const resolved = { ...request, params }
+  const expected = expectQuery(resolved)
+  const before = latest ?? await snapshot()
+  const headers: Record<string, string | string[]> = {}
+  if (request.auth.header !== undefined) headers.authorization = request.auth.header
+  const query = params.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')
+  const res = await app.inject({ method: 'GET', url: `${QUERY_PATHS[request.op]}${query ? `?${query}` : ''}`, headers })
+  const after = latest = await snapshot()
+  check(res.statusCode < 500, `a ${res.statusCode}: ${res.body.slice(0, 300)}`)
+  const code = res.statusCode === 200 ? '' : checkEnvelope(res).code
+  check(expected.outcomes.some(([s, c]) => s === res.statusCode && c === code),
+    `expected ${expected.outcomes.map(([s, c]) => `${s} ${c}`).join(' or ')}, got ${res.statusCode} ${code}: ${res.body.slice(0, 300)}`)
+  check(JSON.stringify([...after.rows]) === JSON.stringify([...before.rows]) && after.activities === before.activities, 'a query wrote')
+  if (res.statusCode === 200) {
+    const body = res.json()
+    if (request.op === 'get_me') check(body.me.id === shortId(me.id), 'get_me answered another person')
+    if (request.op === 'get_company') check(body.company.id === shortId(company.id), 'companies/get answered another company')
+    if (request.op === 'list') {
+      const allowed = new Set([...VISIBLE_ACTIVE, 'archived'].map((k) => shortId(projects[k as Known].id)))
+      for (const project of body.projects) check(allowed.has(project.id.split('-').at(-1)), `listed a project it cannot see: ${project.id}`)
+      check(body.next_cursor === null || typeof body.next_cursor === 'string', 'next_cursor')
+    }
+  }
+  return res.statusCode
+}
+
+t.test('get_me, companies/get, projects/list: hostile query strings and headers', async (t) => {
+  const first = await app.inject({ method: 'GET', url: `${BASE}/list?limit=1`, headers: { authorization: `Bearer ${write}` } })
+  issuedCursor = first.json().next_cursor
+  t.type(issuedCursor, 'string', 'a first page of one has a next page')
+  const statuses = new Map<number, number>()
+  try {
+    await fc.assert(fc.asyncProperty(queryArb, async (request) => {
+      const status = await exerciseQuery(request)
+      statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    }), { numRuns: RUNS.queries * FACTOR, seed: SEED, endOnFailure: !SHRINK })
+    t.pass(`queries: ${[...statuses.values()].reduce((a, b) => a + b, 0)} generated requests answered as the contract says`)
+    t.comment(`queries statuses: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(', ')}`)
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? `\nCause: ${error.cause.message}` : ''
+    t.fail(`queries: ${error instanceof Error ? error.message : String(error)}${cause}`)
+  }
+})
 
 t.test('update_name: hostile bodies, headers and ids', (t) => property(t, 'update_name', mutationArb('update_name'), RUNS.update_name))
 t.test('update_description: hostile bodies, headers and ids', (t) => property(t, 'update_description', mutationArb('update_description'), RUNS.update_description))

@@ -2,21 +2,21 @@
 // the database answers, takes writes, grants this service what it needs and has
 // the schema this build expects. Not ready never says why; the log does, once.
 import { randomBytes } from 'node:crypto'
-import Fastify from 'fastify'
 import { sql, type LogEvent } from 'kysely'
 import t from 'tap'
-import app, { appOptions } from '../../src/app.js'
 import { createDb, type Db } from '../../src/db/index.js'
 import { expectedMigrations } from '../../src/db/migrate.js'
 import { TABLE_PRIVILEGES } from '../../src/db/readiness.js'
-import { createTestDatabase } from '../database.js'
-import { build, buildOn, client, grantServicePrivileges, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, testConfig, tokenFor } from '../helper.js'
+import { createTestDatabase, databaseOptions } from '../database.js'
+import { build, client, grantServicePrivileges, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
-const latest = (await expectedMigrations()).at(-1)
+const migrations = await expectedMigrations()
+const latest = migrations.at(-1)
+const previous = migrations.at(-2)
 
-t.test('live and ready on a migrated database', async (t) => {
+t.test('live and ready answer 200 without a token, are never rate-limited, and ready names the latest migration', async (t) => {
   const { app: server } = await build(t, { env: { RATE_LIMIT_MAX: '1' } })
   for (let i = 0; i < 3; i++) {
     const live = await server.inject({ method: 'GET', url: '/health/live' })
@@ -42,7 +42,7 @@ t.test('not ready when the schema is behind', async (t) => {
     statusCode: 503,
     error: 'Service Unavailable',
     code: 'unavailable',
-    message: `the database schema is at nothing, not ${latest}; run the migrations`
+    message: `the database schema is at ${previous ?? 'nothing'}, not ${latest}; run the migrations`
   })
   const live = await server.inject({ method: 'GET', url: '/health/live' })
   t.equal(live.statusCode, 200, 'the process is still live')
@@ -58,7 +58,9 @@ t.test('not ready when never migrated', async (t) => {
 
 t.test('not ready when the database is unreachable, and says nothing of why', async (t) => {
   // Port 1 on loopback: nothing listens there.
-  const server = await buildOn(t, await createDb({ url: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMs: 500 }))
+  const db = await createDb(databaseOptions({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', DB_CONNECTION_TIMEOUT_MS: '500' }))
+  t.teardown(() => db.destroy())
+  const { app: server } = await build(t, { db })
   const ready = await server.inject({ method: 'GET', url: '/health/ready' })
   t.equal(ready.statusCode, 503)
   t.same(ready.json(), { statusCode: 503, error: 'Service Unavailable', code: 'unavailable', message: 'the database is unavailable' })
@@ -81,17 +83,15 @@ async function oneConnection (t: Tap) {
   const statements: string[] = []
   const log = (event: LogEvent) => { statements.push(event.query.sql) }
   const database = await createTestDatabase({ log })
-  const db: Db = database.url ? await createDb({ url: database.url, poolSize: 1, log }) : database.db
+  t.teardown(() => database.close())
+  const db: Db = database.url ? await createDb(databaseOptions({ DATABASE_URL: database.url, DB_POOL_SIZE: '1' }), { log }) : database.db
+  if (db !== database.db) t.teardown(() => db.destroy())
   const lines: LogLine[] = []
-  const config = testConfig({ LOG_LEVEL: 'info' })
-  const server = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(JSON.parse(line)) } } }))
-  await server.register(app, { db, config })
+  const { app: server } = await build(t, { db, env: { LOG_LEVEL: 'info' }, logStream: { write: (line: string) => { lines.push(JSON.parse(line)) } } })
   const cleanups: Array<() => Promise<unknown>> = []
+  // Registered last, so it runs first: a test's own undoing, on the connection before it is closed.
   t.teardown(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup()
-    await server.close()
-    if (db !== database.db) await db.destroy()
-    await database.close()
   })
   const company = await createCompany(db)
   const person = await createPerson(db, company.id)
@@ -164,6 +164,9 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   t.equal((await api.get(project.publicId)).statusCode, 200)
   t.equal((await api.updateName({ project_id: project.publicId, name: 'Renamed' })).statusCode, 200)
   t.equal((await api.updateDescription({ project_id: project.publicId, description: '"described"' })).statusCode, 200)
+  t.equal((await api.list()).statusCode, 200)
+  t.equal((await api.getMe()).statusCode, 200)
+  t.equal((await api.getCompany({ include_admins: 'true', include_people: 'true' })).statusCode, 200)
   // The list is the tables these statements name, no more and no fewer.
   const ctes = new Set(statements.flatMap((s) => [...s.matchAll(/"(\w+)" as \(/g)].map((m) => m[1]!)))
   const named = (pattern: RegExp) => new Set(statements.flatMap((s) => [...s.matchAll(pattern)].map((m) => m[1]!)).filter((n) => !ctes.has(n)))

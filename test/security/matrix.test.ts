@@ -6,15 +6,13 @@
 // not exist, and a body over the limit is a 413 that writes nothing.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
-import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
-import app, { appOptions } from '../../src/app.js'
 import type { Db } from '../../src/db/index.js'
 import { revokeToken } from '../../src/db/tokens.js'
 import { shortId } from '../../src/ids.js'
-import { createTestDatabase } from '../database.js'
-import { build, createCompany, createPerson, createProject, createSpace, testConfig, tokenFor } from '../helper.js'
+import { build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'
 const REALM = 'Bearer realm="api"'
@@ -147,8 +145,10 @@ async function rowState (id: string) {
 
 function checkEnvelope (t: Test, res: LightMyRequestResponse, status: number, code: string | null, what: string) {
   t.match(res.headers['content-type'], /^application\/json/, `${what}: JSON`)
-  t.same(res.json(), { statusCode: status, error: STATUS_CODES[status], code, message: res.json().message }, `${what}: the envelope, no details`)
-  t.type(res.json().message, 'string')
+  const body = res.json()
+  t.strictSame(Object.keys(body).sort(), ['code', 'error', 'message', 'statusCode'], `${what}: the envelope, no details`)
+  t.same({ statusCode: body.statusCode, error: body.error, code: body.code }, { statusCode: status, error: STATUS_CODES[status], code }, `${what}: its status and code`)
+  t.type(body.message, 'string')
 }
 
 t.test('every token kind × operation × visibility answers as the table says', async (t) => {
@@ -187,6 +187,76 @@ t.test('every token kind × operation × visibility answers as the table says', 
         }
         const challenge = want.status === 401 ? CHALLENGE[kind] : want.code === 'read_only_token' ? INSUFFICIENT_SCOPE : undefined
         t.equal(res.headers['www-authenticate'], challenge, `${what}: WWW-Authenticate ${challenge ?? 'absent'}`)
+      }
+    }
+  }
+})
+
+// The queries beyond the project ones: every token kind on each, answered as the
+// table says, and what a 200 shows is the token's own (its person, its company, the
+// projects it can see: for the member public, internal and confidential, and the
+// archived one when asked; for the outsider the public one).
+const QUERIES: Record<string, string> = {
+  get_me: '/api/external/v1/people/get_me',
+  get_company: '/api/external/v1/companies/get?include_admins=true&include_people=true',
+  list: '/api/external/v1/projects/list',
+  list_archived: '/api/external/v1/projects/list?include_archived=true&limit=1'
+}
+const QUERY_TABLE = `
+kind          get_me  get_company  list  list_archived
+write         200     200          200   200
+read_only     200     200          200   200
+foreign       200     200          200   200
+expired       401     401          401   401
+revoked       401     401          401   401
+suspended     401     401          401   401
+malformed     401     401          401   401
+other_scheme  401     401          401   401
+empty         401     401          401   401
+missing       401     401          401   401
+`
+
+t.test('every token kind × every other query answers as the table says, and only with what is its own', async (t) => {
+  const rows = QUERY_TABLE.trim().split('\n').slice(1).map((line) => line.trim().split(/\s+/))
+  t.equal(rows.length * (rows[0]!.length - 1), 10 * 4, 'a cell for every combination')
+  const ownProjects = {
+    member: [projects.public, projects.internal, projects.confidential].map((p) => p.id).sort(),
+    memberArchived: [projects.public, projects.internal, projects.confidential, projects.archived].map((p) => p.id).sort(),
+    outsider: [projects.public.id]
+  }
+  for (const [kind, ...cells] of rows as Array<[Kind, ...string[]]>) {
+    const queries = Object.entries(QUERIES)
+    for (const [i, [query, url]] of queries.entries()) {
+      const what = `${kind} ${query}`
+      const status = Number(cells[i])
+      const headers: Record<string, string> = AUTHORIZATION[kind] === undefined ? {} : { authorization: AUTHORIZATION[kind] }
+      const res = await server.inject({ method: 'GET', url, headers })
+      t.equal(res.statusCode, status, `${what}: ${status} (${res.body.slice(0, 120)})`)
+      t.notMatch(res.body, LEAK, `${what}: no stack trace or SQL`)
+      t.equal(res.headers['cache-control'], 'no-store', `${what}: not cached`)
+      if (status !== 200) {
+        checkEnvelope(t, res, status, 'unauthenticated', what)
+        t.equal(res.headers['www-authenticate'], CHALLENGE[kind], `${what}: WWW-Authenticate`)
+        continue
+      }
+      const person = kind === 'foreign' ? outsider : member
+      const body = res.json()
+      if (query === 'get_me') t.equal(body.me.email, person.email, `${what}: the token's person`)
+      if (query === 'get_company') {
+        t.equal(body.company.id, shortId(kind === 'foreign' ? globex.id : company.id), `${what}: the person's company`)
+        t.ok(body.company.people.every((p: { email: string }) => p.email !== suspendedPerson.email), `${what}: no suspended person`)
+      }
+      if (query.startsWith('list')) {
+        // Every page, following the cursors.
+        const ids: string[] = []
+        let page = body
+        for (;;) {
+          ids.push(...page.projects.map((p: { id: string }) => p.id))
+          if (page.next_cursor === null) break
+          page = (await server.inject({ method: 'GET', url: `${url}&cursor=${encodeURIComponent(page.next_cursor)}`.replace('list&', 'list?'), headers })).json()
+        }
+        const want = kind === 'foreign' ? ownProjects.outsider : query === 'list' ? ownProjects.member : ownProjects.memberArchived
+        t.same(ids.map((id) => Object.values(projects).find((p) => id.endsWith(shortId(p.id)))!.id).sort(), want, `${what}: exactly the projects it can see`)
       }
     }
   }
@@ -306,25 +376,17 @@ t.test('a body over the limit is 413 in the envelope and writes nothing', async 
 })
 
 t.test('no token ever reaches the logs, at trace level, whatever the request', async (t) => {
-  const database = await createTestDatabase()
-  const config = testConfig({ LOG_LEVEL: 'trace' })
   const lines: string[] = []
-  const logged = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(line) } } }))
-  await logged.register(app, { db: database.db, config })
-  await logged.ready()
-  t.teardown(async () => {
-    await logged.close()
-    await database.close()
-  })
+  const { app: logged, db } = await build(t, { env: { LOG_LEVEL: 'trace' }, logStream: { write: (line: string) => { lines.push(line) } } })
 
-  const c = await createCompany(database.db)
-  const p = await createPerson(database.db, c.id)
-  const s = await createSpace(database.db, c.id, [p.id])
-  const project = await createProject(database.db, s, { access: { space: 70 } })
-  const good = await tokenFor(database.db, p.email)
-  const reader = await tokenFor(database.db, p.email, { readOnly: true })
-  const gone = await tokenFor(database.db, p.email)
-  await revokeToken(database.db, gone.id)
+  const c = await createCompany(db)
+  const p = await createPerson(db, c.id)
+  const s = await createSpace(db, c.id, [p.id])
+  const project = await createProject(db, s, { access: { space: 70 } })
+  const good = await tokenFor(db, p.email)
+  const reader = await tokenFor(db, p.email, { readOnly: true })
+  const gone = await tokenFor(db, p.email)
+  await revokeToken(db, gone.id)
   const unknown = `pat_${randomBytes(32).toString('base64url')}`
   const garbage = `garbage${randomBytes(12).toString('hex')}`
   const secrets = [good.token, reader.token, gone.token, unknown, garbage]

@@ -1,29 +1,21 @@
-// /api/external/v1/projects/*: the two mutations and the query.
+// /api/external/v1/projects/*: the two mutations, a project and a page of projects.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import Type from 'typebox'
-import { ErrorRef } from '../../schemas/common.js'
 import {
-  GetProjectQuerySchema, ProjectResponseSchema, UpdateDescriptionBodySchema, UpdateNameBodySchema
+  GetProjectQuerySchema, LIST_LIMIT, ListProjectsQuerySchema, ProjectListResponseSchema, ProjectResponseSchema,
+  ProjectWithMarkdownResponseSchema, UpdateDescriptionBodySchema, UpdateNameBodySchema
 } from '../../schemas/projects.js'
 import { projectNotFound, ApiError, invalidInput } from '../../errors.js'
+import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
 import { findProject } from '../../db/project-aggregate.js'
+import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
 import type { Project } from '../../schemas/projects.js'
 import { toProject } from '../../presenters/project.js'
+import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
-
-// Every status an operation may answer besides 200, each with the error envelope;
-// plugins/swagger.ts describes them in the document. A GET has no body (no 413 or
-// 415) and is open to read-only tokens (no 403).
-const errors = {
-  query: { 400: ErrorRef, 401: ErrorRef, 404: ErrorRef, 429: ErrorRef, 500: ErrorRef, 503: ErrorRef },
-  mutation: { 400: ErrorRef, 401: ErrorRef, 403: ErrorRef, 404: ErrorRef, 408: ErrorRef, 413: ErrorRef, 415: ErrorRef, 429: ErrorRef, 500: ErrorRef, 503: ErrorRef },
-  /** The envelope with this operation's typical 400 as the document's example. */
-  invalid: (path: string, message: string) => Type.Ref('Error', { examples: [invalidInput(path, message).body()] })
-}
 
 async function update (db: Db, caller: Caller, rawId: string, field: ProjectField, value: string): Promise<{ project: Project }> {
   const projectId = decodeId(rawId)
@@ -52,7 +44,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'it after the change.',
       security: [{ bearerAuth: [] }],
       body: UpdateNameBodySchema,
-      response: { 200: ProjectResponseSchema, ...errors.mutation, 400: errors.invalid('/name', 'must not be blank') }
+      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/name', 'must not be blank') }
     }
   }, async (request) => {
     const projectId = requireId(request.body.project_id, '/project_id')
@@ -73,7 +65,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'the whole project as the person sees it after the change.',
       security: [{ bearerAuth: [] }],
       body: UpdateDescriptionBodySchema,
-      response: { 200: ProjectResponseSchema, ...errors.mutation, 400: errors.invalid('/description', 'must be a JSON text') }
+      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/description', 'must be a JSON text') }
     }
   }, async (request) => {
     const projectId = requireId(request.body.project_id, '/project_id')
@@ -87,19 +79,89 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['projects'],
       summary: 'Get a project',
       description: 'The whole project as the token\'s person sees it; read-only tokens may call it. A project the ' +
-        'person cannot see is 404, like one that does not exist. Operately\'s `include_*` flags (`true` or `false`, ' +
-        'e.g. `include_milestones=true`) are accepted and change nothing: the whole project is always returned. ' +
-        'Any other query parameter is 400.',
+        'person cannot see is 404, like one that does not exist. With `include_markdown=true` the answer also has ' +
+        '`markdown`: the project rendered as Markdown for people and language models (title, status, space, goal, ' +
+        'timeframe, people, description, key resources, milestones, last check-in, retrospective). Operately\'s other ' +
+        '`include_*` flags (`true` or `false`, e.g. `include_milestones=true`) are accepted and change nothing: the ' +
+        'whole project is always returned. Any other query parameter is 400.',
       security: [{ bearerAuth: [] }],
       querystring: GetProjectQuerySchema,
-      response: { 200: ProjectResponseSchema, ...errors.query, 400: errors.invalid('/id', 'must not be blank') }
+      response: { 200: ProjectWithMarkdownResponseSchema, ...queryErrors, 400: invalidExample('/id', 'must not be blank') }
     }
   }, async (request) => {
     const projectId = decodeId(requireId(request.query.id, '/id'))
-    const project = projectId === null ? null : await findProject(fastify.db, projectId, request.caller.personId)
-    if (!project) throw projectNotFound()
-    return { project: toProject(project) }
+    const row = projectId === null ? null : await findProject(fastify.db, projectId, request.caller.personId)
+    if (!row) throw projectNotFound()
+    const project = toProject(row)
+    return request.query.include_markdown === 'true' ? { project, markdown: projectMarkdown(project) } : { project }
   })
+
+  fastify.get('/list', {
+    schema: {
+      operationId: 'listProjects',
+      tags: ['projects'],
+      summary: 'List the projects the person can see',
+      description: 'A page of the projects the token\'s person can see, each the whole project as they see it, ordered ' +
+        `by name, then id. Archived projects are left out unless \`include_archived=true\`. Filters: \`space_id\`, ` +
+        '`goal_id`, `only_my_projects=true` (champion or contributor), `only_reviewed_by_me=true` (reviewer; wins over ' +
+        `only_my_projects). \`limit\` is the page size, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default}); the ` +
+        'answer\'s `next_cursor`, passed as `cursor` with the same filters, gives the next page, and is null on the last ' +
+        'one. A cursor is opaque and belongs to the person and the filters it was issued for: any other is 400. A ' +
+        'client that knows nothing of paging gets the first page. Operately\'s `include_*` flags are accepted and ' +
+        'change nothing. Read-only tokens may call it.',
+      security: [{ bearerAuth: [] }],
+      querystring: ListProjectsQuerySchema,
+      response: { 200: ProjectListResponseSchema, ...queryErrors, 400: invalidExample('/cursor', 'is not a cursor of this list') }
+    }
+  }, async (request) => {
+    const query = request.query
+    const personId = request.caller.personId
+    const filters = {
+      space_id: filterId(query.space_id, '/space_id'),
+      goal_id: filterId(query.goal_id, '/goal_id'),
+      roles: query.only_reviewed_by_me === 'true' ? ['reviewer' as const] : query.only_my_projects === 'true' ? ['champion' as const, 'contributor' as const] : null,
+      include_archived: query.include_archived === 'true'
+    }
+    const limit = pageSize(query.limit)
+    const codec = await fastify.cursors()
+    const scope = `projects/list\n${personId}\n${JSON.stringify(filters)}`
+    const after = query.cursor === undefined ? null : listPosition(codec.decode(scope, query.cursor))
+    // One more than the page: whether there is a next page, in the same statement.
+    const rows = await listProjects(fastify.db, {
+      personId, roles: filters.roles, spaceId: filters.space_id, goalId: filters.goal_id,
+      includeArchived: filters.include_archived, after, limit: limit + 1
+    })
+    const page = rows.slice(0, limit)
+    const last = page.at(-1)
+    return {
+      projects: page.map(toProject),
+      next_cursor: rows.length > limit && last !== undefined ? codec.encode(scope, { name: last.name, id: last.id }) : null
+    }
+  })
+}
+
+/** A filter's id as a UUID; an id that stands for nothing is a 400 (it cannot be a typo of anything). */
+function filterId (id: string | undefined, path: string): string | null {
+  if (id === undefined) return null
+  const uuid = decodeId(requireId(id, path))
+  if (uuid === null) throw invalidInput(path, 'is not an id')
+  return uuid
+}
+
+function pageSize (limit: string | undefined): number {
+  if (limit === undefined) return LIST_LIMIT.default
+  const n = Number(limit)
+  if (n < 1 || n > LIST_LIMIT.max) throw invalidInput('/limit', `must be from 1 to ${LIST_LIMIT.max}`)
+  return n
+}
+
+/** Where the previous page ended, from its cursor; a cursor issued for anything else is a 400. */
+function listPosition (position: unknown): { name: string, id: string } {
+  if (typeof position === 'object' && position !== null && 'name' in position && 'id' in position &&
+    typeof position.name === 'string' && typeof position.id === 'string' && decodeId(position.id) === position.id) {
+    return { name: position.name, id: position.id }
+  }
+  throw invalidInput('/cursor', 'is not a cursor of this list: pass next_cursor as it came, with the same filters')
 }
 
 export default projects

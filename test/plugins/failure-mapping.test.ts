@@ -2,19 +2,21 @@
 // be had, or a statement the database cannot serve now) is a 503 with
 // Retry-After, logged at warn with its cause and no password; a bug is a 500 that
 // says nothing of its cause.
-import Fastify, { type FastifyError } from 'fastify'
+import type { FastifyError } from 'fastify'
 import t from 'tap'
-import app, { appOptions } from '../../src/app.js'
 import { DatabaseUnavailableError } from '../../src/db/dialect.js'
 import { createDb } from '../../src/db/index.js'
+import { databaseOptions } from '../database.js'
 import { toApiError } from '../../src/plugins/errors.js'
-import { build, buildOn, testConfig } from '../helper.js'
+import { build } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'
 
 t.test('an unreachable database is 503 unavailable with Retry-After, for every operation', async (t) => {
   // Port 1 on loopback: nothing listens there, so connections are refused at once.
-  const server = await buildOn(t, await createDb({ url: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMs: 2000 }))
+  const db = await createDb(databaseOptions({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', DB_CONNECTION_TIMEOUT_MS: '2000' }))
+  t.teardown(() => db.destroy())
+  const { app: server } = await build(t, { db })
   const headers = { authorization: 'Bearer pat_any' }
   const responses = await Promise.all([
     server.inject({ method: 'POST', url: `${BASE}/update_name`, headers, payload: { project_id: 'x', name: 'y' } }),
@@ -37,15 +39,11 @@ t.test('an unreachable database is 503 unavailable with Retry-After, for every o
 })
 
 t.test('a bug is a 500 internal with a generic message, logged with the request id', async (t) => {
-  const { db } = await build(t)
   const lines: string[] = []
-  const config = testConfig({ LOG_LEVEL: 'error' })
-  const logged = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(line) } } }))
-  await logged.register(app, { db, config })
+  const { app: logged } = await build(t, { env: { LOG_LEVEL: 'error' }, logStream: { write: (line: string) => { lines.push(line) } } })
   logged.get('/boom', async () => {
     throw new Error('relation "secret_table" does not exist: SELECT * FROM secret_table')
   })
-  t.teardown(() => logged.close())
 
   const res = await logged.inject({ method: 'GET', url: '/boom', headers: { 'x-request-id': 'req-42' } })
   t.equal(res.statusCode, 500)
@@ -107,15 +105,10 @@ t.test('one mapping: every way of not getting a connection, and every statement 
 
 t.test('an unknown database host is 503 for every operation, logged once per request at warn with the cause and no password', async (t) => {
   const lines: Array<{ level: number, msg?: string, reqId?: string, err?: { type?: string, code?: string, message?: string } }> = []
-  const config = testConfig({ LOG_LEVEL: 'info' })
-  const server = Fastify(appOptions(config, { logStream: { write: (line: string) => { lines.push(JSON.parse(line)) } } }))
   // .invalid never resolves (RFC 2606).
-  const db = await createDb({ url: 'postgres://api:sekret-pw@db.example.invalid:5432/none', connectionTimeoutMs: 3000 })
-  await server.register(app, { db, config })
-  t.teardown(async () => {
-    await server.close()
-    await db.destroy()
-  })
+  const db = await createDb(databaseOptions({ DATABASE_URL: 'postgres://api:sekret-pw@db.example.invalid:5432/none', DB_CONNECTION_TIMEOUT_MS: '3000' }))
+  t.teardown(() => db.destroy())
+  const { app: server } = await build(t, { db, env: { LOG_LEVEL: 'info' }, logStream: { write: (line: string) => { lines.push(JSON.parse(line)) } } })
   const headers = { authorization: 'Bearer pat_any' }
   const responses = [
     await server.inject({ method: 'POST', url: `${BASE}/update_name`, headers, payload: { project_id: 'x', name: 'y' } }),

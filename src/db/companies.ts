@@ -1,0 +1,47 @@
+// A person's company (companies/get): its name, how many people it has, and on
+// request its administrators and its people, in one statement.
+import { sql, type Kysely } from 'kysely'
+import { jsonArrayFrom } from 'kysely/helpers/postgres'
+import { prepare, value } from './prepared.js'
+import type { PersonRow } from './project-aggregate.js'
+import type { Database } from './types.js'
+
+export interface CompanyRow {
+  id: string
+  name: string
+  member_count: number
+  admins: PersonRow[] | null
+  people: PersonRow[] | null
+}
+
+const FIND_COMPANY = prepare({
+  personId: value<string>(), withAdmins: value<boolean>(), withPeople: value<boolean>()
+}, (db, { personId, withAdmins, withPeople }) => db
+  .selectFrom('people as me')
+  .innerJoin('companies as co', 'co.id', 'me.company_id')
+  .where('me.id', '=', personId)
+  .select((eb) => {
+    // The company's people who are not suspended, by name: all of them, or its admins.
+    const members = (adminsOnly: boolean) => jsonArrayFrom(eb.selectFrom('people as m')
+      .select(['m.id', 'm.full_name', 'm.email', 'm.title', 'm.avatar_url', 'm.type'])
+      .whereRef('m.company_id', '=', 'co.id')
+      .where('m.suspended_at', 'is', null)
+      .$if(adminsOnly, (qb) => qb.where('m.is_admin', '=', true))
+      .orderBy('m.full_name').orderBy('m.id'))
+    return [
+      'co.id', 'co.name',
+      eb.selectFrom('people as m')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .whereRef('m.company_id', '=', 'co.id')
+        .where('m.suspended_at', 'is', null)
+        .$asScalar().$notNull().as('member_count'),
+      sql<PersonRow[] | null>`CASE WHEN ${withAdmins} THEN ${members(true)} END`.as('admins'),
+      sql<PersonRow[] | null>`CASE WHEN ${withPeople} THEN ${members(false)} END`.as('people')
+    ]
+  }))
+
+/** The company of this person, or null. */
+export async function findCompany (db: Kysely<Database>, personId: string, include: { admins: boolean, people: boolean }): Promise<CompanyRow | null> {
+  const { rows: [row] } = await db.executeQuery(FIND_COMPANY({ personId, withAdmins: include.admins, withPeople: include.people }))
+  return row ?? null
+}

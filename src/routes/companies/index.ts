@@ -1,0 +1,34 @@
+// /api/external/v1/companies/*: the token's person's company.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { findCompany } from '../../db/companies.js'
+import { toCompany } from '../../presenters/company.js'
+import { CompanyResponseSchema, GetCompanyQuerySchema } from '../../schemas/companies.js'
+import { queryErrors } from '../responses.js'
+
+const companies: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.addHook('onRequest', fastify.authenticate)
+
+  fastify.get('/get', {
+    schema: {
+      operationId: 'getCompany',
+      tags: ['companies'],
+      summary: "The token's person's company",
+      description: 'The company the token\'s person belongs to: its id, name and how many people it has (not counting ' +
+        'suspended ones). `include_admins=true` adds its administrators and `include_people=true` its people, each ' +
+        'by name; otherwise they are null. Operately\'s other `include_*` flags (`true` or `false`) are accepted and ' +
+        'change nothing. Read-only tokens may call it.',
+      security: [{ bearerAuth: [] }],
+      querystring: GetCompanyQuerySchema,
+      response: { 200: CompanyResponseSchema, ...queryErrors }
+    }
+  }, async (request) => {
+    const company = await findCompany(fastify.db, request.caller.personId, {
+      admins: request.query.include_admins === 'true',
+      people: request.query.include_people === 'true'
+    })
+    if (company === null) throw fastify.httpErrors.notFound('company not found')
+    return { company: toCompany(company) }
+  })
+}
+
+export default companies
