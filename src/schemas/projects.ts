@@ -308,7 +308,7 @@ export const ListProjectsQuerySchema = Type.Object({
   space_id: Type.Optional(Type.String({ description: 'Only the projects of this space' })),
   goal_id: Type.Optional(Type.String({ description: 'Only the projects of this goal' })),
   include_archived: Flag('`true`: archived projects too (left out by default)'),
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `Projects per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})`, examples: ['20'] })),
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: `Projects per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})`, examples: ['20'] })),
   cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page, with the same filters' }))
 }, { ...strict, patternProperties: operatelyFlags('include_archived') })
 

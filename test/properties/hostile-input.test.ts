@@ -17,7 +17,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import { revokeToken } from '../../src/db/tokens.js'
-import { shortId } from '../../src/ids.js'
+import { decodeId, shortId } from '../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'
@@ -652,9 +652,10 @@ function expectQuery (request: QueryRequest): { outcomes: Array<[number, string]
     }
     if (request.op !== 'list') return invalid
     if (key === 'limit') {
-      if (!/^[0-9]{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 100) return invalid
+      if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > 100) return invalid
     } else if (key === 'space_id' || key === 'goal_id') {
-      if (value.trim() === '' || !ID_SHAPE.test(value.trim())) return invalid
+      // An id that cannot be decoded (22 base62 digits past 2^128, say) is no id at all.
+      if (value.trim() === '' || !ID_SHAPE.test(value.trim()) || decodeId(value.trim()) === null) return invalid
     } else if (key !== 'cursor') {
       return invalid
     }
