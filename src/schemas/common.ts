@@ -18,20 +18,32 @@ export function operatelyFlags (...own: string[]) {
 
 export const Id = Type.String({ description: 'Public id: base62 of a UUID, optionally after a slug and a dash', examples: ['1S9sHJdXziGMetRhKlyYI1'] })
 
+/**
+ * Every code the error envelope may carry: the one list, from which the
+ * TypeScript type of a code is derived and which the document lists.
+ */
+export const ErrorCodeSchema = Type.Enum([
+  'invalid_input', 'unauthenticated', 'read_only_token', 'forbidden', 'not_found', 'route_not_found',
+  'method_not_allowed', 'request_timeout', 'payload_too_large', 'unsupported_media_type', 'expectation_failed',
+  'headers_too_large', 'rate_limited', 'internal', 'unavailable'
+], { description: 'Stable machine-readable error code', examples: ['invalid_input'] })
+
+export type ErrorCode = Static<typeof ErrorCodeSchema>
+
+export const ErrorDetailSchema = Type.Object({
+  path: Type.String({ description: 'JSON Pointer to the offending input', examples: ['/name'] }),
+  message: Type.String({ examples: ['must not be blank'] })
+}, { additionalProperties: false })
+
+/** One offending field of a 400 invalid_input. */
+export type ErrorDetail = Static<typeof ErrorDetailSchema>
+
 export const ErrorSchema = Type.Object({
   statusCode: Type.Integer({ description: 'Equals the HTTP status', examples: [400] }),
   error: Type.String({ description: 'HTTP reason phrase, as Node.js names the status', examples: ['Bad Request'] }),
-  code: Type.String({
-    description: 'Stable machine-readable error code: invalid_input, unauthenticated, read_only_token, forbidden, ' +
-      'not_found, route_not_found, method_not_allowed, request_timeout, payload_too_large, unsupported_media_type, ' +
-      'expectation_failed, headers_too_large, rate_limited, internal or unavailable',
-    examples: ['invalid_input']
-  }),
+  code: ErrorCodeSchema,
   message: Type.String({ description: 'What went wrong, for people; never a stack trace or SQL', examples: ['name must not be blank'] }),
-  details: Type.Optional(Type.Array(Type.Object({
-    path: Type.String({ description: 'JSON Pointer to the offending input', examples: ['/name'] }),
-    message: Type.String({ examples: ['must not be blank'] })
-  }, { additionalProperties: false }), { description: 'The offending fields of a 400 invalid_input' }))
+  details: Type.Optional(Type.Array(ErrorDetailSchema, { description: 'The offending fields of a 400 invalid_input' }))
 }, {
   $id: 'Error',
   description: 'The one envelope of every error response',
