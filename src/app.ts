@@ -34,12 +34,6 @@ function requestId (request: RawRequestDefaultExpression): string {
   return typeof given === 'string' && REQUEST_ID.test(given) && !hasToken(given) ? given : randomUUID()
 }
 
-function trustProxy (value: string): boolean | number | string[] {
-  if (value === 'true' || value === 'false') return value === 'true'
-  if (/^\d+$/.test(value)) return Number(value)
-  return value.split(',').map((entry) => entry.trim()).filter(Boolean)
-}
-
 function prettyLogs (config: Config): boolean {
   const wanted = config.LOG_PRETTY ?? (process.stdout.isTTY === true && config.NODE_ENV !== 'production')
   if (!wanted) return false
@@ -75,7 +69,7 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
     genReqId: requestId,
     requestIdHeader: false,
     // Fastify takes a hop count too, though its type does not say so.
-    trustProxy: trustProxy(config.TRUST_PROXY) as FastifyServerOptions['trustProxy'],
+    trustProxy: config.TRUST_PROXY as FastifyServerOptions['trustProxy'],
     // Fastify's own closing 503 is not in the error envelope; requests that reach
     // a closing server are served instead (see plugins/security.ts).
     return503OnClosing: false,
