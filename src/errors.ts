@@ -32,6 +32,14 @@ export function invalidInput (path: string, message: string): ApiError {
   return new ApiError(400, 'invalid_input', field ? `${field} ${message}` : message, [{ path, message }])
 }
 
+/** Seconds a 503 asks the client to wait before trying again (Retry-After). */
+export const RETRY_AFTER_SECONDS = 1
+
+/** A 503: the service cannot serve this request now, for a reason that passes; with Retry-After. */
+export function unavailable (message: string): ApiError {
+  return new ApiError(503, 'unavailable', message, undefined, { 'retry-after': String(RETRY_AFTER_SECONDS) })
+}
+
 /** The same body whether the project is absent, archived or invisible: existence never leaks. */
 export function projectNotFound (): ApiError {
   return new ApiError(404, 'not_found', 'project not found')

@@ -4,11 +4,9 @@ import { sql, type Expression, type Selectable } from 'kysely'
 import type { Db } from './index.js'
 import { prepare, value, type RowOf } from './prepared.js'
 import type { ApiTokensTable, PeopleTable } from './types.js'
-import { TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../token-format.js'
+import { MAX_EXPIRY_DAYS, TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../token-format.js'
 
 export { TOKEN_PREFIX }
-/** A century: longer than any token needs, and still a valid timestamp. */
-export const MAX_EXPIRY_DAYS = 36_500
 
 function generateToken (): string {
   return TOKEN_PREFIX + randomBytes(TOKEN_SECRET_BYTES).toString('base64url')

@@ -3,12 +3,11 @@
 // known routes called with the wrong method (405 with Allow).
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
-import { ApiError } from '../errors.js'
+import { ApiError, unavailable } from '../errors.js'
 import type { ErrorCode, ErrorDetail } from '../schemas/common.js'
 import { redactTokens } from '../redact.js'
 import { DatabaseUnavailableError } from '../db/dialect.js'
 
-const RETRY_AFTER_SECONDS = '1'
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
 const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer' }
@@ -57,7 +56,7 @@ function fromDatabase (error: { code?: unknown, message?: unknown }): ApiError |
   // Failing to obtain a connection is always this, whatever the cause (db/dialect.ts).
   if (error instanceof DatabaseUnavailableError || CONNECTION_ERRORS.has(code) ||
     UNAVAILABLE_SQLSTATE.test(code) || CONNECTION_LOST.test(message)) {
-    return new ApiError(503, 'unavailable', 'the database is unavailable; try again shortly', undefined, { 'retry-after': RETRY_AFTER_SECONDS })
+    return unavailable('the database is unavailable; try again shortly')
   }
   // Class 22 (data exception) and check violations: a value Postgres cannot store.
   if (/^22/.test(code) || code === '23514') return new ApiError(400, 'invalid_input', 'a value cannot be stored')

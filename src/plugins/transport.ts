@@ -11,7 +11,7 @@ import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { ConnectionError, FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
-import { ApiError } from '../errors.js'
+import { ApiError, unavailable } from '../errors.js'
 import { headerCount } from '../raw-headers.js'
 
 /** At shutdown, how long a body still arriving may take before its connection is closed. */
@@ -201,7 +201,7 @@ export default fp(async (fastify) => {
         const res = responses.get(socket)
         if (inFlight(res)) continue
         if (res !== undefined && !res.req.complete && !res.headersSent && socket.writable) {
-          const answer = new ApiError(503, 'unavailable', 'the server is shutting down; try again', undefined, { 'retry-after': '1' })
+          const answer = unavailable('the server is shutting down; try again')
           const id = requestIds.get(res.req) ?? randomUUID()
           fastify.log.info({ reqId: id, statusCode: 503, code: answer.code }, 'request cut off by the shutdown before it arrived whole')
           socket.write(rawAnswer(answer, id))

@@ -4,6 +4,12 @@ import { DateOnly, Id, Nullable, operatelyFlags, Timestamp } from './common.js'
 
 const strict = { additionalProperties: false } as const
 
+/** The limits of a project's name and description (routes/projects/rules.ts applies them). */
+export const NAME_MAX_LENGTH = 255
+export const DESCRIPTION_MAX_BYTES = 512 * 1024
+export const DESCRIPTION_MAX_DEPTH = 64
+const DESCRIPTION_LIMITS = `at most ${DESCRIPTION_MAX_BYTES / 1024} KiB and ${DESCRIPTION_MAX_DEPTH} levels deep`
+
 export const PersonSchema = Type.Object({
   id: Id,
   full_name: Type.String(),
@@ -130,7 +136,7 @@ export const PermissionsSchema = Type.Object({
 
 export const ProjectSchema = Type.Object({
   id: Id,
-  name: Type.String({ description: 'Trimmed, 1 to 255 characters' }),
+  name: Type.String({ description: `Trimmed, 1 to ${NAME_MAX_LENGTH} characters` }),
   description: Nullable(Type.String({ description: 'The JSON text exactly as last set (usually a rich-text document)' })),
   goal_id: Nullable(Id),
   space_id: Id,
@@ -272,12 +278,12 @@ const ProjectIdField = Type.String({ description: 'Project id (or canonical UUID
 
 export const UpdateNameBodySchema = Type.Object({
   project_id: ProjectIdField,
-  name: Type.String({ description: 'New name; trimmed, 1 to 255 characters, no control characters' })
+  name: Type.String({ description: `New name; trimmed, 1 to ${NAME_MAX_LENGTH} characters, no control characters` })
 }, { ...strict, examples: [{ project_id: EXAMPLE_ID, name: EXAMPLE_PROJECT.name }] })
 
 export const UpdateDescriptionBodySchema = Type.Object({
   project_id: ProjectIdField,
-  description: Type.String({ description: 'JSON text (any JSON value but null), at most 512 KiB and 64 levels deep' })
+  description: Type.String({ description: `JSON text (any JSON value but null), ${DESCRIPTION_LIMITS}` })
 }, { ...strict, examples: [{ project_id: EXAMPLE_ID, description: EXAMPLE_DESCRIPTION }] })
 
 const Flag = (description: string) => Type.Optional(Type.Enum(['true', 'false'], { description }))

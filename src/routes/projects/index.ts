@@ -1,7 +1,7 @@
 // /api/external/v1/projects/*: the two mutations, a project and a page of projects.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
-  GetProjectQuerySchema, LIST_LIMIT, ListProjectsQuerySchema, ProjectListResponseSchema, ProjectResponseSchema,
+  DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, GetProjectQuerySchema, LIST_LIMIT, NAME_MAX_LENGTH, ListProjectsQuerySchema, ProjectListResponseSchema, ProjectResponseSchema,
   ProjectWithMarkdownResponseSchema, UpdateDescriptionBodySchema, UpdateNameBodySchema
 } from '../../schemas/projects.js'
 import { projectNotFound, ApiError, invalidInput } from '../../errors.js'
@@ -38,7 +38,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['projects'],
       summary: 'Rename a project',
       description: 'Sets the name of a project the token\'s person may edit (access level 70 or more). The name is ' +
-        'trimmed and must then be 1 to 255 characters without control characters. Closed and paused projects may be ' +
+        `trimmed and must then be 1 to ${NAME_MAX_LENGTH} characters without control characters. Closed and paused projects may be ` +
         'renamed; archived ones are 404. A `project_renamed` activity is recorded, unless the name is the current ' +
         'one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees ' +
         'it after the change.',
@@ -59,7 +59,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: "Replace a project's description",
       description: 'Sets the description of a project the token\'s person may edit (access level 70 or more). The ' +
         'description is a string holding JSON text (usually a rich-text document, any JSON value but null), at most ' +
-        '512 KiB and nested at most 64 deep; every later read returns the very same string. Closed and paused ' +
+        `${DESCRIPTION_MAX_BYTES / 1024} KiB and nested at most ${DESCRIPTION_MAX_DEPTH} deep; every later read returns the very same string. Closed and paused ` +
         'projects may be described; archived ones are 404. A `project_description_changed` activity is recorded, ' +
         'unless the description is the current one: that succeeds and records nothing. Needs a write token. Answers ' +
         'the whole project as the person sees it after the change.',

@@ -2,10 +2,7 @@
 // not blank, descriptions that are JSON within the size and depth limits, and no
 // text Postgres could not store exactly.
 import { invalidInput } from '../../errors.js'
-
-export const NAME_MAX_LENGTH = 255
-export const DESCRIPTION_MAX_BYTES = 512 * 1024
-export const DESCRIPTION_MAX_DEPTH = 64
+import { DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, NAME_MAX_LENGTH } from '../../schemas/projects.js'
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
