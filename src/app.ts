@@ -8,12 +8,13 @@ import type { FastifyHttpOptions, FastifyServerOptions, RawRequestDefaultExpress
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
-import { ErrorSchema } from './schemas/common.js'
+import { COMPONENTS } from './schemas/components.js'
 import { hasToken, redactTokens } from './redact.js'
 import dbPlugin from './plugins/db.js'
 import security from './plugins/security.js'
 import transport, { transportOptions } from './plugins/transport.js'
-import swagger from './plugins/swagger.js'
+import openapi from './plugins/openapi.js'
+import docs from './plugins/docs.js'
 import jsonBody from './plugins/json-body.js'
 import errors from './plugins/errors.js'
 import rateLimit from './plugins/rate-limit.js'
@@ -86,12 +87,13 @@ export interface AppOptions {
 }
 
 export default fp<AppOptions>(async (fastify, { db, config }) => {
-  fastify.addSchema(ErrorSchema)
+  for (const schema of Object.values(COMPONENTS)) fastify.addSchema(schema)
   await fastify.register(sensible)
   await fastify.register(dbPlugin, { db })
   await fastify.register(security)
   await fastify.register(transport)
-  await fastify.register(swagger)
+  await fastify.register(openapi)
+  await fastify.register(docs)
   await fastify.register(jsonBody)
   await fastify.register(errors)
   await fastify.register(rateLimit, {

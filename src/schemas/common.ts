@@ -1,7 +1,24 @@
 // Shapes shared by every resource: the error envelope and small helpers.
-import Type, { type Static, type TSchema } from 'typebox'
+import Type, { type Static, type TSchema, type TSchemaOptions, type TUnsafe } from 'typebox'
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+/** The $id of a shared schema. */
+export function schemaId (schema: TSchema): string {
+  const id: unknown = Reflect.get(schema, '$id')
+  if (typeof id !== 'string') throw new Error('a shared schema needs an $id')
+  return id
+}
+
+/**
+ * A reference to a shared schema by its $id (`{ "$ref": "Person" }`), typed as the
+ * schema itself; `options` (a description, examples) describe this use of it. The
+ * shared schemas are added to the app once (schemas/components.ts) and are the
+ * OpenAPI document's components under their $id.
+ */
+export function Shared<T extends TSchema> (schema: T, options?: TSchemaOptions): TUnsafe<Static<T>> {
+  return Type.Unsafe<Static<T>>(Type.Ref(schemaId(schema), options))
+}
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp', examples: ['2026-11-21T09:30:00.000Z'] })
 export const DateOnly = Type.String({ format: 'date', description: 'Calendar date', examples: ['2026-12-31'] })
@@ -59,5 +76,5 @@ export const ErrorSchema = Type.Object({
 
 export type ErrorBody = Static<typeof ErrorSchema>
 
-/** Reference to the shared error envelope, added once to the app with addSchema. */
-export const ErrorRef = Type.Ref('Error')
+/** Reference to the shared error envelope. */
+export const ErrorRef = Shared(ErrorSchema)

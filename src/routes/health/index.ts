@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { ApiError, unavailable } from '../../errors.js'
-import { ErrorRef } from '../../schemas/common.js'
+import { ErrorRef, ErrorSchema, Shared } from '../../schemas/common.js'
 import { expectedMigrations } from '../../db/migrate.js'
 import { readiness, type Readiness } from '../../db/readiness.js'
 
@@ -50,7 +50,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       response: {
         200: ReadySchema,
         500: ErrorRef,
-        503: Type.Ref('Error', {
+        503: Shared(ErrorSchema, {
           description: 'Not ready: the database is unreachable, too slow, read-only, lacks a privilege or is not migrated to this build',
           examples: [unavailable('the database is unavailable').body()]
         })
@@ -79,7 +79,8 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
     } finally {
       clearTimeout(timer)
     }
-    if (state.migration !== latest) {
+    // A database with no migration applied is never ready, whatever this build ships.
+    if (state.migration === null || state.migration !== latest) {
       const schema = `the database schema is at ${state.migration ?? 'nothing'}, not ${latest ?? 'nothing'}; run the migrations`
       report(schema)
       throw unavailable(schema)
