@@ -1,16 +1,16 @@
 // The application: a Fastify plugin that never listens. The server and the tests
 // build it with the same options, so tests run what production runs.
-import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
 import type { Server } from 'node:http'
-import type { FastifyHttpOptions, FastifyServerOptions, RawRequestDefaultExpression } from 'fastify'
+import type { FastifyHttpOptions, FastifyServerOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import { COMPONENTS } from './schemas/components.js'
-import { hasToken, redactTokens } from './redact.js'
+import { redactTokens } from './redact.js'
 import dbPlugin from './plugins/db.js'
+import requestIds, { requestId } from './plugins/request-id.js'
 import security from './plugins/security.js'
 import transport, { transportOptions } from './plugins/transport.js'
 import openapi from './plugins/openapi.js'
@@ -24,16 +24,6 @@ import projects from './routes/projects/index.js'
 import people from './routes/people/index.js'
 import companies from './routes/companies/index.js'
 import cursors from './plugins/cursors.js'
-
-// A caller's X-Request-Id is kept when it is a plain, short identifier; anything
-// else (too long, spaces, control characters, anything shaped like a token, which
-// would be logged on every line and handed back) is replaced rather than logged.
-const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
-
-function requestId (request: RawRequestDefaultExpression): string {
-  const given = request.headers['x-request-id']
-  return typeof given === 'string' && REQUEST_ID.test(given) && !hasToken(given) ? given : randomUUID()
-}
 
 function prettyLogs (config: Config): boolean {
   const wanted = config.LOG_PRETTY ?? (process.stdout.isTTY === true && config.NODE_ENV !== 'production')
@@ -72,7 +62,7 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
     // Fastify takes a hop count too, though its type does not say so.
     trustProxy: config.TRUST_PROXY as FastifyServerOptions['trustProxy'],
     // Fastify's own closing 503 is not in the error envelope; requests that reach
-    // a closing server are served instead (see plugins/security.ts).
+    // a closing server are served instead (see plugins/transport.ts).
     return503OnClosing: false,
     ajv: {
       // The contract forbids silently rewriting input: no stripping, no coercion.
@@ -90,6 +80,7 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   for (const schema of Object.values(COMPONENTS)) fastify.addSchema(schema)
   await fastify.register(sensible)
   await fastify.register(dbPlugin, { db })
+  await fastify.register(requestIds)
   await fastify.register(security)
   await fastify.register(transport)
   await fastify.register(openapi)
