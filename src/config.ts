@@ -8,7 +8,7 @@ import { redactPasswords } from './redact.js'
  * them: `true` or `false`, a hop count, or addresses and CIDRs. (Fastify 5.12
  * trusts no proxy for a hop count: it cannot tell the nearest peer is one.)
  */
-export type TrustProxy = boolean | number | string[]
+type TrustProxy = boolean | number | string[]
 
 const TrustProxySchema = Type.Codec(Type.String({
   default: 'false',

@@ -33,7 +33,7 @@ export function invalidInput (path: string, message: string): ApiError {
 }
 
 /** Seconds a 503 asks the client to wait before trying again (Retry-After). */
-export const RETRY_AFTER_SECONDS = 1
+const RETRY_AFTER_SECONDS = 1
 
 /** A 503: the service cannot serve this request now, for a reason that passes; with Retry-After. */
 export function unavailable (message: string): ApiError {

@@ -92,7 +92,7 @@ export async function revokeToken (db: Db, id: string): Promise<boolean> {
 }
 
 /** Why a token cannot be used. */
-export type TokenRejection = 'revoked' | 'expired' | 'suspended'
+type TokenRejection = 'revoked' | 'expired' | 'suspended'
 
 /** The token, its owner and why it cannot be used, or no row. */
 const tokenLookup = (db: Db, digest: Expression<Buffer>) => db.selectFrom('api_tokens as t')
@@ -135,7 +135,7 @@ export type TokenOwner = RowOf<typeof FIND_TOKEN>
 /** SQLSTATE read_only_sql_transaction: a standby, or default_transaction_read_only. */
 const READ_ONLY_TRANSACTION = '25006'
 /** How long a database found read-only is taken to stay so before writing is tried again. */
-export const READ_ONLY_RECHECK_MS = 5000
+const READ_ONLY_RECHECK_MS = 5000
 
 // Per database: until when its token lookups skip recording the use.
 const readOnlyUntil = new WeakMap<Db, number>()

@@ -12,7 +12,6 @@ import { headerCount } from '../raw-headers.js'
 export interface Caller {
   tokenId: string
   personId: string
-  readOnly: boolean
 }
 
 declare module 'fastify' {
@@ -85,6 +84,6 @@ export default fp(async (fastify) => {
         'www-authenticate': `${REALM}, error="insufficient_scope"`
       })
     }
-    request.caller = { tokenId: owner.token_id, personId: owner.person_id, readOnly: owner.read_only }
+    request.caller = { tokenId: owner.token_id, personId: owner.person_id }
   })
 }, { name: 'auth', dependencies: ['db', 'rate-limit'] })

@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { ApiError } from '../errors.js'
 import { DOCUMENT_URL } from './openapi.js'
 
-export const DOCS_PREFIX = '/docs'
+const DOCS_PREFIX = '/docs'
 
 // helmet's default policy, but everything from this origin (no https: fonts or
 // styles), scripts from this origin plus the page's inline ones by their hash (Scalar

@@ -39,7 +39,7 @@ export const Id = Type.String({ description: 'Public id: base62 of a UUID, optio
  * Every code the error envelope may carry: the one list, from which the
  * TypeScript type of a code is derived and which the document lists.
  */
-export const ErrorCodeSchema = Type.Enum([
+const ErrorCodeSchema = Type.Enum([
   'invalid_input', 'unauthenticated', 'read_only_token', 'forbidden', 'not_found', 'route_not_found',
   'method_not_allowed', 'request_timeout', 'payload_too_large', 'unsupported_media_type', 'expectation_failed',
   'headers_too_large', 'rate_limited', 'internal', 'unavailable'
@@ -47,7 +47,7 @@ export const ErrorCodeSchema = Type.Enum([
 
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
-export const ErrorDetailSchema = Type.Object({
+const ErrorDetailSchema = Type.Object({
   path: Type.String({ description: 'JSON Pointer to the offending input', examples: ['/name'] }),
   message: Type.String({ examples: ['must not be blank'] })
 }, { additionalProperties: false })

@@ -24,7 +24,7 @@ export function normalizeName (value: string, path = '/name'): string {
 }
 
 /** Deepest nesting of arrays and objects in JSON text, counted outside strings. */
-export function jsonDepth (text: string): number {
+function jsonDepth (text: string): number {
   let depth = 0
   let max = 0
   let inString = false
