@@ -40,11 +40,6 @@ export function unavailable (message: string): ApiError {
   return new ApiError(503, 'unavailable', message, undefined, { 'retry-after': String(RETRY_AFTER_SECONDS) })
 }
 
-/** The same body whether the project is absent, archived or invisible: existence never leaks. */
-export function projectNotFound (): ApiError {
-  return new ApiError(404, 'not_found', 'project not found')
-}
-
 /**
  * An error and its causes, one after the other, for an operator to read (`pg`
  * reports a refused connection to a host with several addresses as an

@@ -70,10 +70,8 @@ export default fp(async (fastify) => {
   }
 
   fastify.decorate('authenticate', async (request: FastifyRequest) => {
-    let owner
-    try {
-      owner = await identify(request)
-    } catch (error) {
+    const [error, owner] = await fastify.to(identify(request))
+    if (error) {
       if (error instanceof ApiError && error.statusCode === 401) await fastify.authFailures.failed(request)
       throw error
     }
@@ -86,4 +84,4 @@ export default fp(async (fastify) => {
     }
     request.caller = { tokenId: owner.token_id, personId: owner.person_id }
   })
-}, { name: 'auth', dependencies: ['db', 'rate-limit'] })
+}, { name: 'auth', dependencies: ['db', 'rate-limit', '@fastify/sensible'] })

@@ -42,10 +42,6 @@ export default fp(async (fastify) => {
     })
     docs.addHook('onSend', async (_request, reply, payload) => {
       reply.header('content-security-policy', docsPolicy(typeof payload === 'string' ? payload : ''))
-      // Scalar's bundle (4 MB) changes only with the package: no need to fetch it on every visit.
-      if (String(reply.getHeader('content-type')).startsWith('application/javascript')) {
-        reply.header('cache-control', 'public, max-age=3600')
-      }
       return payload
     })
     // Typed by the package more narrowly than Scalar's page reads it (agent, MCP).
@@ -82,6 +78,8 @@ export default fp(async (fastify) => {
         const value = answer.headers[name]
         if (value !== undefined) reply.header(name, value)
       }
+      // Scalar's bundle (4 MB) changes only with the package: no need to fetch it on every visit.
+      if (String(answer.headers['content-type']).startsWith('application/javascript')) reply.cacheControl('public').maxAge(3600)
       return reply.code(answer.statusCode).send(answer.payload)
     }
     docs.get(DOCS_PREFIX, { schema: { hide: true } }, pass)

@@ -8,6 +8,6 @@ export default fp(async (fastify) => {
   await fastify.register(helmet, { global: true })
   fastify.addHook('onSend', async (_request, reply) => {
     // Routes that may be cached (the static docs) say so themselves.
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
+    if (!reply.hasHeader('cache-control')) reply.cacheControl('no-store')
   })
 }, { name: 'security' })

@@ -5,7 +5,7 @@ import Type from 'typebox'
 import { ApiError, unavailable } from '../../errors.js'
 import { ErrorRef, ErrorSchema, Shared } from '../../schemas/common.js'
 import { expectedMigrations } from '../../db/migrate.js'
-import { readiness, type Readiness } from '../../db/readiness.js'
+import { readiness } from '../../db/readiness.js'
 
 /** A readiness probe that waits longer than this has its answer already: not ready. */
 const READY_TIMEOUT_MS = 2000
@@ -61,10 +61,9 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(unavailable('the database did not answer in time')), READY_TIMEOUT_MS)
     })
-    let state: Readiness
-    try {
-      state = await Promise.race([readiness(fastify.db), timeout])
-    } catch (error) {
+    const [error, state] = await fastify.to(Promise.race([readiness(fastify.db), timeout]))
+    clearTimeout(timer)
+    if (error) {
       if (error instanceof ApiError) {
         report(error.message)
         throw error
@@ -76,8 +75,6 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
         : unavailable('the database is unavailable')
       report(code === '42P01' ? answer.message : `the database is unavailable (${typeof code === 'string' ? code : 'no code'})`, error)
       throw answer
-    } finally {
-      clearTimeout(timer)
     }
     // A database with no migration applied is never ready, whatever this build ships.
     if (state.migration === null || state.migration !== latest) {

@@ -1,10 +1,11 @@
 // /api/external/v1/projects/*: the two mutations, a project and a page of projects.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { httpErrors } from '@fastify/sensible'
 import {
   DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, GetProjectQuerySchema, LIST_LIMIT, NAME_MAX_LENGTH, ListProjectsQuerySchema, ProjectListResponseSchema, ProjectResponseSchema,
   ProjectWithMarkdownResponseSchema, UpdateDescriptionBodySchema, UpdateNameBodySchema
 } from '../../schemas/projects.js'
-import { projectNotFound, ApiError, invalidInput } from '../../errors.js'
+import { invalidInput } from '../../errors.js'
 import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
 import { findProject } from '../../db/project-aggregate.js'
@@ -17,6 +18,9 @@ import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 
+/** The same body whether the project is absent, archived or invisible: existence never leaks. */
+const projectNotFound = () => httpErrors.notFound('project not found')
+
 async function update (db: Db, caller: Caller, rawId: string, field: ProjectField, value: string): Promise<{ project: Project }> {
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
@@ -25,7 +29,7 @@ async function update (db: Db, caller: Caller, rawId: string, field: ProjectFiel
     projectId, personId: caller.personId, tokenId: caller.tokenId, field, value
   })
   if (result.outcome === 'not_found') throw projectNotFound()
-  if (result.outcome === 'forbidden') throw new ApiError(403, 'forbidden', 'you may view this project but not edit it')
+  if (result.outcome === 'forbidden') throw httpErrors.forbidden('you may view this project but not edit it')
   return { project: toProject(result.project) }
 }
 
