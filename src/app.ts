@@ -1,5 +1,50 @@
 // The application: a Fastify plugin that never listens. The server and the tests
 // build it with the same options, so tests run what production runs.
+//
+// What a request meets, in order (SPEC part 2's order of checks, and what surrounds
+// it). Hooks of one kind run in the order their plugins are registered below; the
+// first answer ends the request, and every error leaves through plugins/errors.ts's
+// handler in the one envelope.
+//
+//  Before routing (appOptions: transportOptions, genReqId)
+//   1. Node.js's parser and clock       plugins/transport.ts  400 malformed HTTP, 431 headers too large,
+//                                                              408 headers or body too slow
+//   2. the router                       plugins/transport.ts  400 malformed percent escape in the path
+//   3. the request's id                 plugins/request-id.ts the caller's X-Request-Id if sane, else a UUID
+//  onRequest, every route
+//   4. security headers                 plugins/security.ts   helmet's headers on whatever answer follows
+//   5. transport rules                  plugins/transport.ts  417 Expect other than 100-continue,
+//                                                              400 no Host or two
+//   6. routing                          plugins/errors.ts     404 route_not_found, 405 method_not_allowed
+//                                                              (with Allow), whatever the token
+//   7. rate limit                       plugins/rate-limit.ts 429 over the token's (or address's) budget;
+//                                                              not on /health
+//  onRequest, the API's routes (routes/<resource>/index.ts add fastify.authenticate)
+//   8. authentication                   plugins/auth.ts       400 two Authorization headers, 401 no or
+//                                                              empty token, then 429 when the address has
+//                                                              spent its failed-authentication budget
+//                                                              (plugins/rate-limit.ts), then the one token
+//                                                              lookup: 401 unknown, revoked, expired or
+//                                                              suspended owner
+//   9. read-only                        plugins/auth.ts       403 read_only_token on a mutation
+//  preParsing and parsing, a body only
+//  10. the body's form                  plugins/json-body.ts  415 a Content-Encoding, two Content-Types,
+//                                                              a charset other than UTF-8
+//  11. the body                         Fastify, json-body.ts 415 not application/json, 413 over
+//                                                              BODY_LIMIT_BYTES, 400 not UTF-8 or not
+//                                                              JSON or a key repeated
+//  validation
+//  12. the route's schema               schemas/<resource>.ts 400 invalid_input with details
+//  handler
+//  13. input rules                      routes/<resource>/    400 blank id, name and description rules,
+//                                                              filters, page size, cursor
+//  14. the one statement                db/<name>.ts          404 not_found (absent, undecodable, archived
+//                                                              on a mutation, invisible), 403 forbidden;
+//                                                              503 when the database cannot serve
+//  onSend, every answer
+//  15. headers of the answer            request-id.ts (X-Request-Id), security.ts (Cache-Control: no-store
+//                                       unless the route set one), transport.ts (Connection: close while
+//                                       shutting down), docs.ts (/docs's own policy)
 import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
 import type { Server } from 'node:http'
