@@ -1,19 +1,65 @@
 // The application: a Fastify plugin that never listens. The server and the tests
 // build it with the same options, so tests run what production runs.
-import { randomUUID } from 'node:crypto'
+//
+// What a request meets, in order (SPEC part 2's order of checks, and what surrounds
+// it). Hooks of one kind run in the order their plugins are registered below; the
+// first answer ends the request, and every error leaves through plugins/errors.ts's
+// handler in the one envelope.
+//
+//  Before routing (appOptions: transportOptions, genReqId)
+//   1. Node.js's parser and clock       plugins/transport.ts  400 malformed HTTP, 431 headers too large,
+//                                                              408 headers or body too slow
+//   2. the router                       plugins/transport.ts  400 malformed percent escape in the path
+//   3. the request's id                 plugins/request-id.ts the caller's X-Request-Id if sane, else a UUID
+//  onRequest, every route
+//   4. security headers                 plugins/security.ts   helmet's headers on whatever answer follows
+//   5. transport rules                  plugins/transport.ts  417 Expect other than 100-continue,
+//                                                              400 no Host or two
+//   6. routing                          plugins/errors.ts     404 route_not_found, 405 method_not_allowed
+//                                                              (with Allow), whatever the token
+//   7. rate limit                       plugins/rate-limit.ts 429 over the token's (or address's) budget;
+//                                                              not on /health
+//  onRequest, the API's routes (routes/<resource>/index.ts add fastify.authenticate)
+//   8. authentication                   plugins/auth.ts       400 two Authorization headers, 401 no or
+//                                                              empty token, then 429 when the address has
+//                                                              spent its failed-authentication budget
+//                                                              (plugins/rate-limit.ts), then the one token
+//                                                              lookup: 401 unknown, revoked, expired or
+//                                                              suspended owner
+//   9. read-only                        plugins/auth.ts       403 read_only_token on a mutation
+//  preParsing and parsing, a body only
+//  10. the body's form                  plugins/json-body.ts  415 a Content-Encoding, two Content-Types,
+//                                                              a charset other than UTF-8
+//  11. the body                         Fastify, json-body.ts 415 not application/json, 413 over
+//                                                              BODY_LIMIT_BYTES, 400 not UTF-8 or not
+//                                                              JSON or a key repeated
+//  validation
+//  12. the route's schema               schemas/<resource>.ts 400 invalid_input with details
+//  handler
+//  13. input rules                      routes/<resource>/    400 blank id, name and description rules,
+//                                                              filters, page size, cursor
+//  14. the one statement                db/<name>.ts          404 not_found (absent, undecodable, archived
+//                                                              on a mutation, invisible), 403 forbidden;
+//                                                              503 when the database cannot serve
+//  onSend, every answer
+//  15. headers of the answer            request-id.ts (X-Request-Id), security.ts (Cache-Control: no-store
+//                                       unless the route set one), transport.ts (Connection: close while
+//                                       shutting down), docs.ts (/docs's own policy)
 import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
 import type { Server } from 'node:http'
-import type { FastifyHttpOptions, FastifyServerOptions, RawRequestDefaultExpression } from 'fastify'
+import type { FastifyHttpOptions, FastifyServerOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
-import { ErrorSchema } from './schemas/common.js'
-import { hasToken, redactTokens } from './redact.js'
+import { COMPONENTS } from './schemas/components.js'
+import { redactTokens } from './redact.js'
 import dbPlugin from './plugins/db.js'
+import requestIds, { requestId } from './plugins/request-id.js'
 import security from './plugins/security.js'
 import transport, { transportOptions } from './plugins/transport.js'
-import swagger from './plugins/swagger.js'
+import openapi from './plugins/openapi.js'
+import docs from './plugins/docs.js'
 import jsonBody from './plugins/json-body.js'
 import errors from './plugins/errors.js'
 import rateLimit from './plugins/rate-limit.js'
@@ -23,22 +69,6 @@ import projects from './routes/projects/index.js'
 import people from './routes/people/index.js'
 import companies from './routes/companies/index.js'
 import cursors from './plugins/cursors.js'
-
-// A caller's X-Request-Id is kept when it is a plain, short identifier; anything
-// else (too long, spaces, control characters, anything shaped like a token, which
-// would be logged on every line and handed back) is replaced rather than logged.
-const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
-
-function requestId (request: RawRequestDefaultExpression): string {
-  const given = request.headers['x-request-id']
-  return typeof given === 'string' && REQUEST_ID.test(given) && !hasToken(given) ? given : randomUUID()
-}
-
-function trustProxy (value: string): boolean | number | string[] {
-  if (value === 'true' || value === 'false') return value === 'true'
-  if (/^\d+$/.test(value)) return Number(value)
-  return value.split(',').map((entry) => entry.trim()).filter(Boolean)
-}
 
 function prettyLogs (config: Config): boolean {
   const wanted = config.LOG_PRETTY ?? (process.stdout.isTTY === true && config.NODE_ENV !== 'production')
@@ -75,9 +105,9 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
     genReqId: requestId,
     requestIdHeader: false,
     // Fastify takes a hop count too, though its type does not say so.
-    trustProxy: trustProxy(config.TRUST_PROXY) as FastifyServerOptions['trustProxy'],
+    trustProxy: config.TRUST_PROXY as FastifyServerOptions['trustProxy'],
     // Fastify's own closing 503 is not in the error envelope; requests that reach
-    // a closing server are served instead (see plugins/security.ts).
+    // a closing server are served instead (see plugins/transport.ts).
     return503OnClosing: false,
     ajv: {
       // The contract forbids silently rewriting input: no stripping, no coercion.
@@ -92,12 +122,14 @@ export interface AppOptions {
 }
 
 export default fp<AppOptions>(async (fastify, { db, config }) => {
-  fastify.addSchema(ErrorSchema)
+  for (const schema of Object.values(COMPONENTS)) fastify.addSchema(schema)
   await fastify.register(sensible)
   await fastify.register(dbPlugin, { db })
+  await fastify.register(requestIds)
   await fastify.register(security)
   await fastify.register(transport)
-  await fastify.register(swagger)
+  await fastify.register(openapi)
+  await fastify.register(docs)
   await fastify.register(jsonBody)
   await fastify.register(errors)
   await fastify.register(rateLimit, {

@@ -11,6 +11,8 @@ import type { Db } from './db/index.js'
 import type { TokenListing } from './db/tokens.js'
 import { redactPasswords } from './redact.js'
 import { describeError } from './errors.js'
+import { isUuid } from './ids.js'
+import { MAX_EXPIRY_DAYS } from './token-format.js'
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -61,10 +63,6 @@ function parse<O extends Options> (args: string[], options: O, positionals = 0) 
   }
   return parsed
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-// Mirrors MAX_EXPIRY_DAYS in db/tokens.ts, which this file loads only after parsing.
-const MAX_EXPIRY_DAYS = 36_500
 
 function expiryDays (value: string | undefined): number | null {
   if (value === undefined) return null
@@ -143,7 +141,7 @@ function parseCommand (argv: string[]): Command {
       if (values.help) return { kind: 'help' }
       const id = positionals[0]
       if (id === undefined) throw new UsageError('tokens revoke needs a token id')
-      if (!UUID.test(id)) throw new UsageError(`'${id}' is not a token id (a UUID, as tokens list shows)`)
+      if (!isUuid(id)) throw new UsageError(`'${id}' is not a token id (a UUID, as tokens list shows)`)
       return { kind: 'tokens revoke', id: id.toLowerCase() }
     }
     if (sub === undefined) throw new UsageError('tokens needs a subcommand: create, list or revoke')

@@ -1,7 +1,23 @@
 // The environment, as one TypeBox schema: validated once at start, typed by Static<>.
-import Type, { type Static } from 'typebox'
+import Type, { type StaticDecode } from 'typebox'
 import { Value } from 'typebox/value'
 import { redactPasswords } from './redact.js'
+
+/**
+ * The proxies whose X-Forwarded-For is believed, as Fastify's trustProxy takes
+ * them: `true` or `false`, a hop count, or addresses and CIDRs. (Fastify 5.12
+ * trusts no proxy for a hop count: it cannot tell the nearest peer is one.)
+ */
+type TrustProxy = boolean | number | string[]
+
+const TrustProxySchema = Type.Codec(Type.String({
+  default: 'false',
+  description: 'Proxies whose X-Forwarded-For is believed: false, true, a hop count, or comma-separated addresses/CIDRs'
+})).Decode((value): TrustProxy => {
+  if (value === 'true' || value === 'false') return value === 'true'
+  if (/^\d+$/.test(value)) return Number(value)
+  return value.split(',').map((entry) => entry.trim()).filter(Boolean)
+}).Encode((value) => Array.isArray(value) ? value.join(',') : String(value))
 
 export const ConfigSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Address to listen on' }),
@@ -23,11 +39,12 @@ export const ConfigSchema = Type.Object({
   AUTH_FAILURE_LIMIT_MAX: Type.Integer({ default: 20, minimum: 0, description: 'Failed authentications per client address in each window before its requests get 429 without a token lookup (tokens that authenticated before are still served); 0 turns the limit off' }),
   AUTH_FAILURE_LIMIT_WINDOW_MS: Type.Integer({ default: 60000, minimum: 1000, description: 'Length of the failed-authentication window' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL; with it all instances share one rate-limit budget' })),
-  TRUST_PROXY: Type.String({ default: 'false', description: 'Proxies whose X-Forwarded-For is believed: false, true, a hop count, or comma-separated addresses/CIDRs' }),
+  TRUST_PROXY: TrustProxySchema,
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 25000, minimum: 100, description: 'Longest a shutdown waits for requests in flight before it exits; keep it above DB_CONNECTION_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS' })
 })
 
-export type Config = Static<typeof ConfigSchema>
+/** The settings, decoded: TRUST_PROXY as Fastify takes it. */
+export type Config = StaticDecode<typeof ConfigSchema>
 
 export class ConfigError extends Error {}
 
@@ -45,13 +62,16 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     // A URL's password is never repeated: the message goes to logs and terminals.
     if (!lines.has(name)) lines.set(name, `${name}=${redactPasswords(JSON.stringify(env[name] ?? ''))}: ${e.message}`)
   }
-  if (lines.size === 0) {
-    // Node.js refuses a headers timeout longer than the request's, which contains it.
-    const { HEADERS_TIMEOUT_MS: headers, REQUEST_TIMEOUT_MS: request } = config as Config
-    if (headers > request) lines.set('REQUEST_TIMEOUT_MS', `REQUEST_TIMEOUT_MS=${JSON.stringify(String(request))}: must be at least HEADERS_TIMEOUT_MS (${headers})`)
-  }
-  if (lines.size > 0) throw new ConfigError(`invalid configuration:\n  ${[...lines.values()].join('\n  ')}`)
-  return config as Config
+  if (lines.size > 0) throw configError(lines.values())
+  const decoded = Value.Decode(ConfigSchema, config)
+  // Node.js refuses a headers timeout longer than the request's, which contains it.
+  const { HEADERS_TIMEOUT_MS: headers, REQUEST_TIMEOUT_MS: request } = decoded
+  if (headers > request) throw configError([`REQUEST_TIMEOUT_MS=${JSON.stringify(String(request))}: must be at least HEADERS_TIMEOUT_MS (${headers})`])
+  return decoded
+}
+
+function configError (lines: Iterable<string>): ConfigError {
+  return new ConfigError(`invalid configuration:\n  ${[...lines].join('\n  ')}`)
 }
 
 /** The URL a client on this machine uses to reach the server (wildcard hosts mean loopback). */

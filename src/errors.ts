@@ -1,22 +1,14 @@
 // The errors the API answers with on purpose. Each becomes the one JSON envelope
 // in plugins/errors.ts.
 import { STATUS_CODES } from 'node:http'
-import type { ErrorBody } from './schemas/common.js'
-
-export type ErrorCode =
-  | 'invalid_input' | 'unauthenticated' | 'read_only_token' | 'forbidden' | 'not_found'
-  | 'route_not_found' | 'method_not_allowed' | 'request_timeout' | 'payload_too_large'
-  | 'unsupported_media_type' | 'expectation_failed' | 'headers_too_large' | 'rate_limited'
-  | 'internal' | 'unavailable'
-
-export interface Detail { path: string, message: string }
+import type { ErrorBody, ErrorCode, ErrorDetail } from './schemas/common.js'
 
 export class ApiError extends Error {
   constructor (
     readonly statusCode: number,
     readonly code: ErrorCode,
     message: string,
-    readonly details?: Detail[],
+    readonly details?: ErrorDetail[],
     readonly headers: Record<string, string> = {}
   ) {
     super(message)
@@ -28,7 +20,7 @@ export class ApiError extends Error {
   }
 }
 
-export function envelope (statusCode: number, code: string, message: string, details?: Detail[]): ErrorBody {
+export function envelope (statusCode: number, code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
   const body: ErrorBody = { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message }
   if (details) body.details = details
   return body
@@ -40,9 +32,12 @@ export function invalidInput (path: string, message: string): ApiError {
   return new ApiError(400, 'invalid_input', field ? `${field} ${message}` : message, [{ path, message }])
 }
 
-/** The same body whether the project is absent, archived or invisible: existence never leaks. */
-export function projectNotFound (): ApiError {
-  return new ApiError(404, 'not_found', 'project not found')
+/** Seconds a 503 asks the client to wait before trying again (Retry-After). */
+const RETRY_AFTER_SECONDS = 1
+
+/** A 503: the service cannot serve this request now, for a reason that passes; with Retry-After. */
+export function unavailable (message: string): ApiError {
+  return new ApiError(503, 'unavailable', message, undefined, { 'retry-after': String(RETRY_AFTER_SECONDS) })
 }
 
 /**

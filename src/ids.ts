@@ -9,6 +9,11 @@ const MAX = (1n << 128n) - 1n
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const SHORT = /^[0-9A-Za-z]{22}$/
 
+/** Whether the text is a UUID in its canonical form (any case). */
+export function isUuid (text: string): boolean {
+  return UUID.test(text)
+}
+
 const TWO_32 = 2 ** 32
 
 /**
@@ -56,7 +61,7 @@ export function sluggedId (uuid: string, name: string): string {
 /** The UUID an id stands for, or null when it stands for none. */
 export function decodeId (id: string): string | null {
   const trimmed = id.trim()
-  if (UUID.test(trimmed)) return trimmed.toLowerCase()
+  if (isUuid(trimmed)) return trimmed.toLowerCase()
   const last = trimmed.slice(trimmed.lastIndexOf('-') + 1)
   if (!SHORT.test(last)) return null
   let n = 0n

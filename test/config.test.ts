@@ -15,7 +15,7 @@ t.test('an empty environment gives the documented defaults and no database or Re
     LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: 600,
     RATE_LIMIT_WINDOW_MS: 60000,
-    TRUST_PROXY: 'false',
+    TRUST_PROXY: false,
     SHUTDOWN_TIMEOUT_MS: 25000,
     HEADERS_TIMEOUT_MS: 10000,
     REQUEST_TIMEOUT_MS: 30000
@@ -32,6 +32,15 @@ t.test('values are converted from their text', async (t) => {
   t.equal(config.DATABASE_URL, 'postgresql://u@h/db')
   t.equal(config.REDIS_URL, 'redis://h:6379')
   t.equal(loadConfig({ DATABASE_URL: '' }).DATABASE_URL, undefined, 'empty means unset')
+})
+
+t.test("TRUST_PROXY becomes the value Fastify's trustProxy takes", async (t) => {
+  t.equal(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY, true)
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).TRUST_PROXY, false)
+  t.equal(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY, 2, 'a hop count')
+  t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.4 ,,::1' }).TRUST_PROXY, ['10.0.0.0/8', '192.168.1.4', '::1'],
+    'addresses and CIDRs, trimmed, empty entries dropped')
+  t.same(loadConfig({ TRUST_PROXY: 'loopback' }).TRUST_PROXY, ['loopback'], 'one name is a list of one')
 })
 
 t.test('each bad variable is named once, with its value', async (t) => {

@@ -48,7 +48,7 @@ export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder
   return sql<number>`CASE WHEN ${column(person, 'suspended_at')} IS NOT NULL THEN 0 ELSE greatest(
   ${column(project, 'public_access')},
   CASE WHEN ${sameCompany} THEN ${column(project, 'company_access')} ELSE 0 END,
-  CASE WHEN ${sameCompany} AND ${column(person, 'is_admin')} THEN 100 ELSE 0 END,
+  CASE WHEN ${sameCompany} AND ${column(person, 'is_admin')} THEN ${sql.lit(ACCESS.full)} ELSE 0 END,
   CASE WHEN ${isSpaceMember} THEN ${column(project, 'space_access')} ELSE 0 END,
   ${binding}
 ) END`

@@ -2,17 +2,9 @@
 // request its administrators and its people, in one statement.
 import { sql, type Kysely } from 'kysely'
 import { jsonArrayFrom } from 'kysely/helpers/postgres'
-import { prepare, value } from './prepared.js'
+import { prepare, value, type RowOf } from './prepared.js'
 import type { PersonRow } from './project-aggregate.js'
 import type { Database } from './types.js'
-
-export interface CompanyRow {
-  id: string
-  name: string
-  member_count: number
-  admins: PersonRow[] | null
-  people: PersonRow[] | null
-}
 
 const FIND_COMPANY = prepare({
   personId: value<string>(), withAdmins: value<boolean>(), withPeople: value<boolean>()
@@ -39,6 +31,9 @@ const FIND_COMPANY = prepare({
       sql<PersonRow[] | null>`CASE WHEN ${withPeople} THEN ${members(false)} END`.as('people')
     ]
   }))
+
+/** A company with its member count, and its admins and people when asked for (else null). */
+export type CompanyRow = RowOf<typeof FIND_COMPANY>
 
 /** The company of this person, or null. */
 export async function findCompany (db: Kysely<Database>, personId: string, include: { admins: boolean, people: boolean }): Promise<CompanyRow | null> {

@@ -37,6 +37,9 @@ export type Values<D extends Declared> = { [K in keyof D]: D[K] extends Value<in
 /** What the statement's builder receives for each value: a parameter, nothing it could read or inline. */
 export type ValueParameters<D extends Declared> = { [K in keyof D]: Expression<Values<D>[K]> }
 
+/** The row a statement of prepare() returns: `type CompanyRow = RowOf<typeof FIND_COMPANY>`. */
+export type RowOf<S> = S extends (values: never) => CompiledQuery<infer R> ? R : never
+
 // Stands where a value goes while the statement is compiled; found again, by
 // identity, among the compiled statement's parameters.
 class Slot {

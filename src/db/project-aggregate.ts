@@ -37,7 +37,7 @@ function timeframeColumns<A extends 'p' | 'g'> (alias: A) {
 const isOutdated = sql<boolean>`p.state = 'active' AND p.next_check_in_scheduled_at < now() - interval '3 days'`
 
 /** A project row, read by the aggregate from the table or from a CTE of the same shape. */
-export type ProjectRow = Selectable<ProjectsTable>
+type ProjectRow = Selectable<ProjectsTable>
 
 /** Where the aggregate reads the project's own columns, always aliased `p`. */
 export type ProjectSource = AliasedRawBuilder<ProjectRow, 'p'>

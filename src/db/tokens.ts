@@ -1,13 +1,12 @@
 // API tokens: issued once in clear, stored only as a SHA-256 digest.
 import { createHash, randomBytes } from 'node:crypto'
-import { sql, type Expression } from 'kysely'
+import { sql, type Expression, type Selectable } from 'kysely'
 import type { Db } from './index.js'
-import { prepare, value } from './prepared.js'
-import { TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../token-format.js'
+import { prepare, value, type RowOf } from './prepared.js'
+import type { ApiTokensTable, PeopleTable } from './types.js'
+import { MAX_EXPIRY_DAYS, TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../token-format.js'
 
 export { TOKEN_PREFIX }
-/** A century: longer than any token needs, and still a valid timestamp. */
-export const MAX_EXPIRY_DAYS = 36_500
 
 function generateToken (): string {
   return TOKEN_PREFIX + randomBytes(TOKEN_SECRET_BYTES).toString('base64url')
@@ -17,14 +16,14 @@ export function tokenDigest (token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest()
 }
 
-export interface IssuedToken {
-  id: string
-  token: string
-  name: string | null
-  email: string
-  read_only: boolean
-  expires_at: string | null
-}
+/** A row with its timestamps as ISO 8601 text, as the command line prints it. */
+type IsoDates<R> = { [K in keyof R]: R[K] extends Date ? string : Date extends R[K] ? Exclude<R[K], Date> | string : R[K] }
+
+/** A token's columns and its owner's e-mail; never its digest. */
+type TokenColumns<C extends keyof Selectable<ApiTokensTable>> = IsoDates<Pick<Selectable<ApiTokensTable>, C> & Pick<Selectable<PeopleTable>, 'email'>>
+
+/** A token just issued, with its secret: shown once. */
+export type IssuedToken = TokenColumns<'id' | 'name' | 'read_only' | 'expires_at'> & { token: string }
 
 export class UnknownPersonError extends Error {}
 
@@ -64,16 +63,7 @@ export async function createToken (db: Db, options: {
   }
 }
 
-export interface TokenListing {
-  id: string
-  name: string | null
-  email: string
-  read_only: boolean
-  expires_at: string | null
-  revoked_at: string | null
-  last_used_at: string | null
-  inserted_at: string
-}
+export type TokenListing = TokenColumns<'id' | 'name' | 'read_only' | 'expires_at' | 'revoked_at' | 'last_used_at' | 'inserted_at'>
 
 export async function listTokens (db: Db, email?: string): Promise<TokenListing[]> {
   let query = db.selectFrom('api_tokens as t')
@@ -101,13 +91,8 @@ export async function revokeToken (db: Db, id: string): Promise<boolean> {
   return result.numUpdatedRows > 0n
 }
 
-export interface TokenOwner {
-  token_id: string
-  person_id: string
-  read_only: boolean
-  /** Why the token cannot be used, or null when it can. */
-  rejection: 'revoked' | 'expired' | 'suspended' | null
-}
+/** Why a token cannot be used. */
+type TokenRejection = 'revoked' | 'expired' | 'suspended'
 
 /** The token, its owner and why it cannot be used, or no row. */
 const tokenLookup = (db: Db, digest: Expression<Buffer>) => db.selectFrom('api_tokens as t')
@@ -121,7 +106,7 @@ const tokenLookup = (db: Db, digest: Expression<Buffer>) => db.selectFrom('api_t
       .when('p.suspended_at', 'is not', null).then(sql.lit('suspended'))
       .else(null)
       .end()
-      .$castTo<TokenOwner['rejection']>()
+      .$castTo<TokenRejection | null>()
       .as('rejection')
   ])
 
@@ -144,10 +129,13 @@ const FIND_TOKEN_READ_ONLY = prepare({ digest: value<Buffer>() }, (db, { digest 
   .selectFrom(tokenLookup(db, digest).as('t'))
   .select(['token_id', 'person_id', 'read_only', 'rejection']))
 
+/** The token's id, its owner, whether it is read-only, and why it cannot be used (null when it can). */
+export type TokenOwner = RowOf<typeof FIND_TOKEN>
+
 /** SQLSTATE read_only_sql_transaction: a standby, or default_transaction_read_only. */
 const READ_ONLY_TRANSACTION = '25006'
 /** How long a database found read-only is taken to stay so before writing is tried again. */
-export const READ_ONLY_RECHECK_MS = 5000
+const READ_ONLY_RECHECK_MS = 5000
 
 // Per database: until when its token lookups skip recording the use.
 const readOnlyUntil = new WeakMap<Db, number>()

@@ -12,7 +12,6 @@ import { headerCount } from '../raw-headers.js'
 export interface Caller {
   tokenId: string
   personId: string
-  readOnly: boolean
 }
 
 declare module 'fastify' {
@@ -71,10 +70,8 @@ export default fp(async (fastify) => {
   }
 
   fastify.decorate('authenticate', async (request: FastifyRequest) => {
-    let owner
-    try {
-      owner = await identify(request)
-    } catch (error) {
+    const [error, owner] = await fastify.to(identify(request))
+    if (error) {
       if (error instanceof ApiError && error.statusCode === 401) await fastify.authFailures.failed(request)
       throw error
     }
@@ -85,6 +82,6 @@ export default fp(async (fastify) => {
         'www-authenticate': `${REALM}, error="insufficient_scope"`
       })
     }
-    request.caller = { tokenId: owner.token_id, personId: owner.person_id, readOnly: owner.read_only }
+    request.caller = { tokenId: owner.token_id, personId: owner.person_id }
   })
-}, { name: 'auth', dependencies: ['db', 'rate-limit'] })
+}, { name: 'auth', dependencies: ['db', 'rate-limit', '@fastify/sensible'] })

@@ -2,24 +2,17 @@
 // envelope, 5xx never carries the cause, and unknown routes are told apart from
 // known routes called with the wrong method (405 with Allow).
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, type Detail, type ErrorCode } from '../errors.js'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
+import { ApiError, unavailable } from '../errors.js'
+import type { ErrorCode, ErrorDetail } from '../schemas/common.js'
 import { redactTokens } from '../redact.js'
 import { DatabaseUnavailableError } from '../db/dialect.js'
 
-const RETRY_AFTER_SECONDS = '1'
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-
-interface AjvError {
-  keyword: string
-  instancePath: string
-  message?: string
-  params: Record<string, unknown>
-}
 
 const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer' }
 
-function validationDetail (e: AjvError): Detail {
+function validationDetail (e: FastifySchemaValidationError): ErrorDetail {
   switch (e.keyword) {
     case 'required': return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
     case 'additionalProperties': return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not allowed' }
@@ -31,7 +24,7 @@ function validationDetail (e: AjvError): Detail {
   }
 }
 
-function fromValidation (errors: AjvError[], context: string | undefined): ApiError {
+function fromValidation (errors: FastifySchemaValidationError[], context: string | undefined): ApiError {
   // A path names what the client sent, which may be a token sent as a field or a
   // query parameter: masked in the answer and so in the log.
   const details = errors.map(validationDetail).map((d) => ({ ...d, path: redactTokens(d.path) }))
@@ -63,7 +56,7 @@ function fromDatabase (error: { code?: unknown, message?: unknown }): ApiError |
   // Failing to obtain a connection is always this, whatever the cause (db/dialect.ts).
   if (error instanceof DatabaseUnavailableError || CONNECTION_ERRORS.has(code) ||
     UNAVAILABLE_SQLSTATE.test(code) || CONNECTION_LOST.test(message)) {
-    return new ApiError(503, 'unavailable', 'the database is unavailable; try again shortly', undefined, { 'retry-after': RETRY_AFTER_SECONDS })
+    return unavailable('the database is unavailable; try again shortly')
   }
   // Class 22 (data exception) and check violations: a value Postgres cannot store.
   if (/^22/.test(code) || code === '23514') return new ApiError(400, 'invalid_input', 'a value cannot be stored')
@@ -90,7 +83,7 @@ function describeBytes (bytes: number): string {
 
 export function toApiError (error: FastifyError, bodyLimit = 1024 * 1024): ApiError {
   if (error instanceof ApiError) return error
-  if (error.validation) return fromValidation(error.validation as AjvError[], error.validationContext)
+  if (error.validation) return fromValidation(error.validation, error.validationContext)
   const database = fromDatabase(error)
   if (database) return database
   const status = error.statusCode ?? 500

@@ -2,16 +2,18 @@
 // (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS), then gets 408. What Node.js's parser and
 // Fastify's router refuse before any route runs (malformed HTTP, headers too large,
 // a malformed path, an Expect other than 100-continue, no Host) is answered in the
-// one error envelope with the headers of every other answer. A shutdown closes the
-// connections whose request has not fully arrived instead of waiting for them:
-// Node.js stops enforcing its timeouts once the server closes.
+// one error envelope with the headers of every other answer. While shutting down,
+// requests already on an open connection are still served, each answer asking its
+// client to reconnect, and the connections whose request has not fully arrived are
+// closed instead of waited for: Node.js stops enforcing its timeouts once the
+// server closes.
 import { randomUUID } from 'node:crypto'
 import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { ConnectionError, FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
-import { ApiError } from '../errors.js'
+import { ApiError, unavailable } from '../errors.js'
 import { headerCount } from '../raw-headers.js'
 
 /** At shutdown, how long a body still arriving may take before its connection is closed. */
@@ -161,6 +163,7 @@ export default fp(async (fastify) => {
   const server = fastify.server
   const sockets = new Set<Socket>()
   let cutOff: NodeJS.Timeout | undefined
+  let closing = false
 
   server.on('connection', (socket: Socket) => {
     sockets.add(socket)
@@ -190,18 +193,26 @@ export default fp(async (fastify) => {
     }
   })
 
+  // Requests that reach a closing server are served (the database closes after the
+  // server), and each answer asks the client to reconnect, so no kept-alive
+  // connection holds the shutdown up to its deadline.
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close')
+  })
+
   // A request whose answer is under way finishes. Node.js closes the connections
   // idle between requests; every other one (a request still arriving, headers
   // not yet whole, nothing sent yet) has UPLOAD_GRACE_MS to become a request in
   // flight, then is closed, with a 503 if its request had begun.
   const inFlight = (res: ServerResponse | undefined) => res !== undefined && res.req.complete && !res.writableFinished
   fastify.addHook('preClose', async () => {
+    closing = true
     cutOff = setTimeout(() => {
       for (const socket of sockets) {
         const res = responses.get(socket)
         if (inFlight(res)) continue
         if (res !== undefined && !res.req.complete && !res.headersSent && socket.writable) {
-          const answer = new ApiError(503, 'unavailable', 'the server is shutting down; try again', undefined, { 'retry-after': '1' })
+          const answer = unavailable('the server is shutting down; try again')
           const id = requestIds.get(res.req) ?? randomUUID()
           fastify.log.info({ reqId: id, statusCode: 503, code: answer.code }, 'request cut off by the shutdown before it arrived whole')
           socket.write(rawAnswer(answer, id))

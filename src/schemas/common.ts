@@ -1,7 +1,24 @@
 // Shapes shared by every resource: the error envelope and small helpers.
-import Type, { type Static, type TSchema } from 'typebox'
+import Type, { type Static, type TSchema, type TSchemaOptions, type TUnsafe } from 'typebox'
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+/** The $id of a shared schema. */
+export function schemaId (schema: TSchema): string {
+  const id: unknown = Reflect.get(schema, '$id')
+  if (typeof id !== 'string') throw new Error('a shared schema needs an $id')
+  return id
+}
+
+/**
+ * A reference to a shared schema by its $id (`{ "$ref": "Person" }`), typed as the
+ * schema itself; `options` (a description, examples) describe this use of it. The
+ * shared schemas are added to the app once (schemas/components.ts) and are the
+ * OpenAPI document's components under their $id.
+ */
+export function Shared<T extends TSchema> (schema: T, options?: TSchemaOptions): TUnsafe<Static<T>> {
+  return Type.Unsafe<Static<T>>(Type.Ref(schemaId(schema), options))
+}
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp', examples: ['2026-11-21T09:30:00.000Z'] })
 export const DateOnly = Type.String({ format: 'date', description: 'Calendar date', examples: ['2026-12-31'] })
@@ -18,20 +35,32 @@ export function operatelyFlags (...own: string[]) {
 
 export const Id = Type.String({ description: 'Public id: base62 of a UUID, optionally after a slug and a dash', examples: ['1S9sHJdXziGMetRhKlyYI1'] })
 
+/**
+ * Every code the error envelope may carry: the one list, from which the
+ * TypeScript type of a code is derived and which the document lists.
+ */
+const ErrorCodeSchema = Type.Enum([
+  'invalid_input', 'unauthenticated', 'read_only_token', 'forbidden', 'not_found', 'route_not_found',
+  'method_not_allowed', 'request_timeout', 'payload_too_large', 'unsupported_media_type', 'expectation_failed',
+  'headers_too_large', 'rate_limited', 'internal', 'unavailable'
+], { description: 'Stable machine-readable error code', examples: ['invalid_input'] })
+
+export type ErrorCode = Static<typeof ErrorCodeSchema>
+
+const ErrorDetailSchema = Type.Object({
+  path: Type.String({ description: 'JSON Pointer to the offending input', examples: ['/name'] }),
+  message: Type.String({ examples: ['must not be blank'] })
+}, { additionalProperties: false })
+
+/** One offending field of a 400 invalid_input. */
+export type ErrorDetail = Static<typeof ErrorDetailSchema>
+
 export const ErrorSchema = Type.Object({
   statusCode: Type.Integer({ description: 'Equals the HTTP status', examples: [400] }),
   error: Type.String({ description: 'HTTP reason phrase, as Node.js names the status', examples: ['Bad Request'] }),
-  code: Type.String({
-    description: 'Stable machine-readable error code: invalid_input, unauthenticated, read_only_token, forbidden, ' +
-      'not_found, route_not_found, method_not_allowed, request_timeout, payload_too_large, unsupported_media_type, ' +
-      'expectation_failed, headers_too_large, rate_limited, internal or unavailable',
-    examples: ['invalid_input']
-  }),
+  code: ErrorCodeSchema,
   message: Type.String({ description: 'What went wrong, for people; never a stack trace or SQL', examples: ['name must not be blank'] }),
-  details: Type.Optional(Type.Array(Type.Object({
-    path: Type.String({ description: 'JSON Pointer to the offending input', examples: ['/name'] }),
-    message: Type.String({ examples: ['must not be blank'] })
-  }, { additionalProperties: false }), { description: 'The offending fields of a 400 invalid_input' }))
+  details: Type.Optional(Type.Array(ErrorDetailSchema, { description: 'The offending fields of a 400 invalid_input' }))
 }, {
   $id: 'Error',
   description: 'The one envelope of every error response',
@@ -47,5 +76,5 @@ export const ErrorSchema = Type.Object({
 
 export type ErrorBody = Static<typeof ErrorSchema>
 
-/** Reference to the shared error envelope, added once to the app with addSchema. */
-export const ErrorRef = Type.Ref('Error')
+/** Reference to the shared error envelope. */
+export const ErrorRef = Shared(ErrorSchema)

@@ -1,6 +1,6 @@
 // companies/get: the token's person's company.
 import Type, { type Static } from 'typebox'
-import { Id, Nullable, operatelyFlags } from './common.js'
+import { Id, Nullable, operatelyFlags, Shared } from './common.js'
 import { PersonSchema } from './projects.js'
 
 const flag = (description: string) => Type.Optional(Type.Enum(['true', 'false'], { description }))
@@ -14,13 +14,13 @@ export const CompanySchema = Type.Object({
   id: Id,
   name: Type.String(),
   member_count: Type.Integer({ description: 'People of the company who are not suspended' }),
-  admins: Nullable(Type.Array(PersonSchema, { description: 'Its administrators, by name; null unless include_admins=true' })),
-  people: Nullable(Type.Array(PersonSchema, { description: 'Its people who are not suspended, by name; null unless include_people=true' }))
-}, { additionalProperties: false, description: 'A company: the people who work in it, their spaces and projects' })
+  admins: Nullable(Type.Array(Shared(PersonSchema), { description: 'Its administrators, by name; null unless include_admins=true' })),
+  people: Nullable(Type.Array(Shared(PersonSchema), { description: 'Its people who are not suspended, by name; null unless include_people=true' }))
+}, { additionalProperties: false, $id: 'Company', description: 'A company: the people who work in it, their spaces and projects' })
 
 export type Company = Static<typeof CompanySchema>
 
-export const CompanyResponseSchema = Type.Object({ company: CompanySchema }, {
+export const CompanyResponseSchema = Type.Object({ company: Shared(CompanySchema) }, {
   additionalProperties: false,
   description: "The token's person's company",
   examples: [{

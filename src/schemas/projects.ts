@@ -1,8 +1,14 @@
 // The Project object of the external API and the requests that return it.
 import Type, { type Static } from 'typebox'
-import { DateOnly, Id, Nullable, operatelyFlags, Timestamp } from './common.js'
+import { DateOnly, Id, Nullable, operatelyFlags, Shared, Timestamp } from './common.js'
 
 const strict = { additionalProperties: false } as const
+
+/** The limits of a project's name and description (routes/projects/rules.ts applies them). */
+export const NAME_MAX_LENGTH = 255
+export const DESCRIPTION_MAX_BYTES = 512 * 1024
+export const DESCRIPTION_MAX_DEPTH = 64
+const DESCRIPTION_LIMITS = `at most ${DESCRIPTION_MAX_BYTES / 1024} KiB and ${DESCRIPTION_MAX_DEPTH} levels deep`
 
 export const PersonSchema = Type.Object({
   id: Id,
@@ -11,7 +17,7 @@ export const PersonSchema = Type.Object({
   title: Nullable(Type.String()),
   avatar_url: Nullable(Type.String()),
   type: Type.Enum(['human', 'guest'])
-}, { ...strict, description: 'A person of the company' })
+}, { ...strict, $id: 'Person', description: 'A person of the company' })
 
 const ContextualDate = Type.Object({
   date_type: Type.Enum(['day', 'month', 'quarter', 'year']),
@@ -22,15 +28,15 @@ const ContextualDate = Type.Object({
 export const TimeframeSchema = Type.Object({
   contextual_start_date: Nullable(ContextualDate),
   contextual_end_date: Nullable(ContextualDate)
-}, { ...strict, description: 'Start and end, each as precise as it was planned (a day, a month, a quarter or a year)' })
+}, { ...strict, $id: 'Timeframe', description: 'Start and end, each as precise as it was planned (a day, a month, a quarter or a year)' })
 
 export const ContributorSchema = Type.Object({
   id: Id,
   role: Type.Enum(['champion', 'reviewer', 'contributor']),
   responsibility: Nullable(Type.String()),
   access_level: Nullable(Type.Integer({ description: 'Access level of the binding: 10 view, 40 comment, 70 edit, 100 full' })),
-  person: PersonSchema
-}, { ...strict, description: 'A person working on the project and their role' })
+  person: Shared(PersonSchema)
+}, { ...strict, $id: 'Contributor', description: 'A person working on the project and their role' })
 
 export const GoalSchema = Type.Object({
   id: Id,
@@ -38,29 +44,29 @@ export const GoalSchema = Type.Object({
   status: Type.String(),
   is_closed: Type.Boolean(),
   is_archived: Type.Boolean(),
-  timeframe: Nullable(TimeframeSchema),
+  timeframe: Nullable(Shared(TimeframeSchema)),
   inserted_at: Timestamp,
   updated_at: Timestamp
-}, strict)
+}, { ...strict, $id: 'Goal' })
 
-export const SpaceSchema = Type.Object({ id: Id, name: Type.String() }, strict)
+export const SpaceSchema = Type.Object({ id: Id, name: Type.String() }, { ...strict, $id: 'Space' })
 
 export const KeyResourceSchema = Type.Object({
   id: Id,
   title: Type.String(),
   link: Type.String(),
   resource_type: Type.String()
-}, strict)
+}, { ...strict, $id: 'KeyResource' })
 
 export const CheckInSchema = Type.Object({
   id: Id,
   status: Type.Enum(['on_track', 'caution', 'off_track']),
   description: Nullable(Type.String({ description: 'JSON text' })),
-  author: PersonSchema,
+  author: Shared(PersonSchema),
   inserted_at: Timestamp,
   acknowledged_at: Nullable(Timestamp),
-  acknowledged_by: Nullable(PersonSchema)
-}, { ...strict, description: "A check-in: the champion's report on how the project is going" })
+  acknowledged_by: Nullable(Shared(PersonSchema))
+}, { ...strict, $id: 'CheckIn', description: "A check-in: the champion's report on how the project is going" })
 
 export const MilestoneSchema = Type.Object({
   id: Id,
@@ -70,7 +76,7 @@ export const MilestoneSchema = Type.Object({
   due_date: Nullable(DateOnly),
   completed_at: Nullable(Timestamp),
   inserted_at: Timestamp
-}, strict)
+}, { ...strict, $id: 'Milestone' })
 
 export const NotificationSchema = Type.Object({
   id: Id,
@@ -78,14 +84,14 @@ export const NotificationSchema = Type.Object({
   read: Type.Boolean(),
   read_at: Nullable(Timestamp),
   inserted_at: Timestamp
-}, strict)
+}, { ...strict, $id: 'Notification' })
 
 export const SubscriberSchema = Type.Object({
   role: Type.String({ description: "The person's role on the project or title" }),
   priority: Type.Boolean(),
   is_subscribed: Type.Boolean(),
-  person: PersonSchema
-}, strict)
+  person: Shared(PersonSchema)
+}, { ...strict, $id: 'Subscriber' })
 
 export const SubscriptionListSchema = Type.Object({
   id: Id,
@@ -94,17 +100,17 @@ export const SubscriptionListSchema = Type.Object({
     id: Id,
     type: Type.Enum(['invited', 'joined', 'mentioned']),
     canceled: Type.Boolean(),
-    person: PersonSchema
+    person: Shared(PersonSchema)
   }, strict))
-}, strict)
+}, { ...strict, $id: 'SubscriptionList' })
 
 export const RetrospectiveSchema = Type.Object({
   id: Id,
   content: Type.String({ description: 'JSON text' }),
-  author: PersonSchema,
+  author: Shared(PersonSchema),
   closed_at: Nullable(Timestamp),
   success_status: Nullable(Type.Enum(['achieved', 'missed']))
-}, strict)
+}, { ...strict, $id: 'Retrospective' })
 
 export const TaskStatusSchema = Type.Object({
   id: Id,
@@ -113,28 +119,28 @@ export const TaskStatusSchema = Type.Object({
   index: Type.Integer(),
   value: Type.String(),
   closed: Type.Boolean()
-}, strict)
+}, { ...strict, $id: 'TaskStatus' })
 
 export const AccessLevelsSchema = Type.Object({
   public: Type.Integer(),
   company: Type.Integer(),
   space: Type.Integer()
-}, { ...strict, description: 'Access granted to everyone (public), to the company and to the members of the space: 0 none, 10 view, 40 comment, 70 edit, 100 full' })
+}, { ...strict, $id: 'AccessLevels', description: 'Access granted to everyone (public), to the company and to the members of the space: 0 none, 10 view, 40 comment, 70 edit, 100 full' })
 
 export const PermissionsSchema = Type.Object({
   can_view: Type.Boolean(),
   can_comment: Type.Boolean(),
   can_edit: Type.Boolean(),
   has_full_access: Type.Boolean()
-}, { ...strict, description: "What the token's person may do on the project" })
+}, { ...strict, $id: 'Permissions', description: "What the token's person may do on the project" })
 
 export const ProjectSchema = Type.Object({
   id: Id,
-  name: Type.String({ description: 'Trimmed, 1 to 255 characters' }),
+  name: Type.String({ description: `Trimmed, 1 to ${NAME_MAX_LENGTH} characters` }),
   description: Nullable(Type.String({ description: 'The JSON text exactly as last set (usually a rich-text document)' })),
   goal_id: Nullable(Id),
   space_id: Id,
-  access_levels: AccessLevelsSchema,
+  access_levels: Shared(AccessLevelsSchema),
   archived_at: Nullable(Timestamp),
   closed_at: Nullable(Timestamp),
   inserted_at: Timestamp,
@@ -144,30 +150,30 @@ export const ProjectSchema = Type.Object({
   is_archived: Type.Boolean(),
   is_outdated: Type.Boolean(),
   is_pinned: Type.Boolean(),
-  champion: Nullable(PersonSchema),
-  reviewer: Nullable(PersonSchema),
-  contributors: Type.Array(ContributorSchema),
-  goal: Nullable(GoalSchema),
-  space: SpaceSchema,
-  key_resources: Type.Array(KeyResourceSchema),
-  last_check_in: Nullable(CheckInSchema),
-  milestones: Type.Array(MilestoneSchema, { description: 'In the order of milestones_ordering_state' }),
-  next_milestone: Nullable(MilestoneSchema),
+  champion: Nullable(Shared(PersonSchema)),
+  reviewer: Nullable(Shared(PersonSchema)),
+  contributors: Type.Array(Shared(ContributorSchema)),
+  goal: Nullable(Shared(GoalSchema)),
+  space: Shared(SpaceSchema),
+  key_resources: Type.Array(Shared(KeyResourceSchema)),
+  last_check_in: Nullable(Shared(CheckInSchema)),
+  milestones: Type.Array(Shared(MilestoneSchema), { description: 'In the order of milestones_ordering_state' }),
+  next_milestone: Nullable(Shared(MilestoneSchema)),
   milestones_ordering_state: Type.Array(Id),
   my_role: Nullable(Type.Enum(['champion', 'reviewer', 'contributor'], { description: "The token's person's role on the project" })),
-  notifications: Type.Array(NotificationSchema, { description: "The token's person's unread notifications about the project" }),
-  permissions: PermissionsSchema,
-  potential_subscribers: Type.Array(SubscriberSchema),
-  subscription_list: Nullable(SubscriptionListSchema),
+  notifications: Type.Array(Shared(NotificationSchema), { description: "The token's person's unread notifications about the project" }),
+  permissions: Shared(PermissionsSchema),
+  potential_subscribers: Type.Array(Shared(SubscriberSchema)),
+  subscription_list: Nullable(Shared(SubscriptionListSchema)),
   privacy: Type.Enum(['public', 'internal', 'confidential', 'secret'], { description: 'Derived from access_levels' }),
-  retrospective: Nullable(RetrospectiveSchema),
+  retrospective: Nullable(Shared(RetrospectiveSchema)),
   state: Type.Enum(['active', 'paused', 'closed']),
   status: Type.Enum(['on_track', 'caution', 'off_track', 'paused', 'outdated', 'pending', 'achieved', 'missed']),
   success_status: Nullable(Type.Enum(['achieved', 'missed'], { description: 'Set once the project is closed' })),
-  task_statuses: Type.Array(TaskStatusSchema),
+  task_statuses: Type.Array(Shared(TaskStatusSchema)),
   tasks_kanban_state: Type.String({ description: 'JSON text of { "<status value>": [task ids] }' }),
-  timeframe: Nullable(TimeframeSchema)
-}, { ...strict, description: 'A project as the token\'s person sees it: person-specific fields (my_role, permissions, notifications, is_pinned) are theirs' })
+  timeframe: Nullable(Shared(TimeframeSchema))
+}, { ...strict, $id: 'Project', description: 'A project as the token\'s person sees it: person-specific fields (my_role, permissions, notifications, is_pinned) are theirs' })
 
 export type Project = Static<typeof ProjectSchema>
 export type Person = Static<typeof PersonSchema>
@@ -262,7 +268,7 @@ const EXAMPLE_PROJECT: Project = {
   }
 }
 
-export const ProjectResponseSchema = Type.Object({ project: ProjectSchema }, {
+export const ProjectResponseSchema = Type.Object({ project: Shared(ProjectSchema) }, {
   ...strict,
   description: "The whole project, as the token's person sees it",
   examples: [{ project: EXAMPLE_PROJECT }]
@@ -272,12 +278,12 @@ const ProjectIdField = Type.String({ description: 'Project id (or canonical UUID
 
 export const UpdateNameBodySchema = Type.Object({
   project_id: ProjectIdField,
-  name: Type.String({ description: 'New name; trimmed, 1 to 255 characters, no control characters' })
+  name: Type.String({ description: `New name; trimmed, 1 to ${NAME_MAX_LENGTH} characters, no control characters` })
 }, { ...strict, examples: [{ project_id: EXAMPLE_ID, name: EXAMPLE_PROJECT.name }] })
 
 export const UpdateDescriptionBodySchema = Type.Object({
   project_id: ProjectIdField,
-  description: Type.String({ description: 'JSON text (any JSON value but null), at most 512 KiB and 64 levels deep' })
+  description: Type.String({ description: `JSON text (any JSON value but null), ${DESCRIPTION_LIMITS}` })
 }, { ...strict, examples: [{ project_id: EXAMPLE_ID, description: EXAMPLE_DESCRIPTION }] })
 
 const Flag = (description: string) => Type.Optional(Type.Enum(['true', 'false'], { description }))
@@ -291,7 +297,7 @@ export const GetProjectQuerySchema = Type.Object({
 }, { ...strict, patternProperties: operatelyFlags('include_markdown') })
 
 export const ProjectWithMarkdownResponseSchema = Type.Object({
-  project: ProjectSchema,
+  project: Shared(ProjectSchema),
   markdown: Type.Optional(Type.String({ description: 'With include_markdown=true: the project as Markdown (title, status, space, goal, timeframe, people, description, milestones, last check-in, retrospective)' }))
 }, {
   ...strict,
@@ -313,7 +319,7 @@ export const ListProjectsQuerySchema = Type.Object({
 }, { ...strict, patternProperties: operatelyFlags('include_archived') })
 
 export const ProjectListResponseSchema = Type.Object({
-  projects: Type.Array(ProjectSchema, { description: 'By name, then id; each as the person sees it' }),
+  projects: Type.Array(Shared(ProjectSchema), { description: 'By name, then id; each as the person sees it' }),
   next_cursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last page' }))
 }, {
   ...strict,

@@ -245,10 +245,11 @@ export interface components {
              */
             error: string;
             /**
-             * @description Stable machine-readable error code: invalid_input, unauthenticated, read_only_token, forbidden, not_found, route_not_found, method_not_allowed, request_timeout, payload_too_large, unsupported_media_type, expectation_failed, headers_too_large, rate_limited, internal or unavailable
+             * @description Stable machine-readable error code
              * @example invalid_input
+             * @enum {unknown}
              */
-            code: string;
+            code: "invalid_input" | "unauthenticated" | "read_only_token" | "forbidden" | "not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
             /**
              * @description What went wrong, for people; never a stack trace or SQL
              * @example name must not be blank

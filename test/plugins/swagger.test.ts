@@ -215,6 +215,7 @@ t.test('/docs is served by this app alone, under its own policy', async (t) => {
   const page = await server.inject({ method: 'GET', url: '/docs/' })
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /^text\/html/)
+  t.equal(page.headers['cache-control'], 'no-store', 'the page is fetched afresh')
   const html = page.body
   t.notMatch(html, /(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i, 'no address elsewhere in the page')
 
@@ -227,6 +228,7 @@ t.test('/docs is served by this app alone, under its own policy', async (t) => {
     t.equal(script.statusCode, 200, `${url.pathname} answers`)
     t.match(script.headers['content-type'], /javascript/)
     t.ok(script.body.length > 100_000, `${url.pathname} is the reference's bundle`)
+    t.equal(script.headers['cache-control'], 'public, max-age=3600', `${url.pathname} may be kept for an hour`)
   }
   t.match(html, `"url": "${DOCUMENT_URL}"`, 'the reference reads the document of this app')
 

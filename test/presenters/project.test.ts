@@ -8,6 +8,7 @@ import {
   nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe
 } from '../../src/presenters/project.js'
 import { ProjectSchema } from '../../src/schemas/projects.js'
+import { COMPONENTS } from '../../src/schemas/components.js'
 import { shortId } from '../../src/ids.js'
 
 t.test('status: result when closed, then paused, outdated, the last check-in, pending', async (t) => {
@@ -132,7 +133,7 @@ function row (overrides: Partial<ProjectView> = {}): ProjectView {
 
 t.test('toProject: the wire object of SPEC part 7 from an aggregate row', async (t) => {
   const project = toProject(row())
-  t.ok(Value.Check(ProjectSchema, project), 'matches the response schema')
+  t.ok(Value.Check(COMPONENTS, ProjectSchema, project), 'matches the response schema')
   t.equal(Object.keys(project).length, 38)
   t.equal(project.id, `website-redesign-${shortId(UUIDS.project)}`)
   t.equal(project.space_id, shortId(UUIDS.space))

@@ -2,10 +2,10 @@
 // no rate limit, and each costs at most one short query.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
-import { ApiError } from '../../errors.js'
-import { ErrorRef } from '../../schemas/common.js'
+import { ApiError, unavailable } from '../../errors.js'
+import { ErrorRef, ErrorSchema, Shared } from '../../schemas/common.js'
 import { expectedMigrations } from '../../db/migrate.js'
-import { readiness, type Readiness } from '../../db/readiness.js'
+import { readiness } from '../../db/readiness.js'
 
 /** A readiness probe that waits longer than this has its answer already: not ready. */
 const READY_TIMEOUT_MS = 2000
@@ -18,10 +18,6 @@ const ReadySchema = Type.Object({
   description: 'The database answers, takes writes, grants what this service needs and has every migration of this build',
   examples: [{ status: 'ready', migration: '20261122000000_initial' }]
 })
-
-function notReady (message: string): ApiError {
-  return new ApiError(503, 'unavailable', message, undefined, { 'retry-after': '1' })
-}
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   // Known once at start: the migrations this build ships with.
@@ -54,21 +50,20 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       response: {
         200: ReadySchema,
         500: ErrorRef,
-        503: Type.Ref('Error', {
+        503: Shared(ErrorSchema, {
           description: 'Not ready: the database is unreachable, too slow, read-only, lacks a privilege or is not migrated to this build',
-          examples: [notReady('the database is unavailable').body()]
+          examples: [unavailable('the database is unavailable').body()]
         })
       }
     }
   }, async () => {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(notReady('the database did not answer in time')), READY_TIMEOUT_MS)
+      timer = setTimeout(() => reject(unavailable('the database did not answer in time')), READY_TIMEOUT_MS)
     })
-    let state: Readiness
-    try {
-      state = await Promise.race([readiness(fastify.db), timeout])
-    } catch (error) {
+    const [error, state] = await fastify.to(Promise.race([readiness(fastify.db), timeout]))
+    clearTimeout(timer)
+    if (error) {
       if (error instanceof ApiError) {
         report(error.message)
         throw error
@@ -76,17 +71,16 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       const code = (error as { code?: unknown }).code
       // A missing migration table (42P01) is a database not yet migrated.
       const answer = code === '42P01'
-        ? notReady('the database has not been migrated; run the migrations')
-        : notReady('the database is unavailable')
+        ? unavailable('the database has not been migrated; run the migrations')
+        : unavailable('the database is unavailable')
       report(code === '42P01' ? answer.message : `the database is unavailable (${typeof code === 'string' ? code : 'no code'})`, error)
       throw answer
-    } finally {
-      clearTimeout(timer)
     }
-    if (state.migration !== latest) {
+    // A database with no migration applied is never ready, whatever this build ships.
+    if (state.migration === null || state.migration !== latest) {
       const schema = `the database schema is at ${state.migration ?? 'nothing'}, not ${latest ?? 'nothing'}; run the migrations`
       report(schema)
-      throw notReady(schema)
+      throw unavailable(schema)
     }
     // Why the service cannot serve is the operator's to read, in the log: the
     // prober is told only that it cannot.
@@ -94,7 +88,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       ? 'the database is read-only (a standby, or default_transaction_read_only): mutations fail'
       : state.missing.length > 0 ? `the database role lacks ${state.missing.join(', ')}` : null
     report(unusable)
-    if (unusable !== null) throw notReady('the database is unavailable')
+    if (unusable !== null) throw unavailable('the database is unavailable')
     return { status: 'ready' as const, migration: state.migration }
   })
 

@@ -1,10 +1,11 @@
 // /api/external/v1/projects/*: the two mutations, a project and a page of projects.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { httpErrors } from '@fastify/sensible'
 import {
-  GetProjectQuerySchema, LIST_LIMIT, ListProjectsQuerySchema, ProjectListResponseSchema, ProjectResponseSchema,
+  DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, GetProjectQuerySchema, LIST_LIMIT, NAME_MAX_LENGTH, ListProjectsQuerySchema, ProjectListResponseSchema, ProjectResponseSchema,
   ProjectWithMarkdownResponseSchema, UpdateDescriptionBodySchema, UpdateNameBodySchema
 } from '../../schemas/projects.js'
-import { projectNotFound, ApiError, invalidInput } from '../../errors.js'
+import { invalidInput } from '../../errors.js'
 import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
 import { findProject } from '../../db/project-aggregate.js'
@@ -17,6 +18,9 @@ import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 
+/** The same body whether the project is absent, archived or invisible: existence never leaks. */
+const projectNotFound = () => httpErrors.notFound('project not found')
+
 async function update (db: Db, caller: Caller, rawId: string, field: ProjectField, value: string): Promise<{ project: Project }> {
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
@@ -25,7 +29,7 @@ async function update (db: Db, caller: Caller, rawId: string, field: ProjectFiel
     projectId, personId: caller.personId, tokenId: caller.tokenId, field, value
   })
   if (result.outcome === 'not_found') throw projectNotFound()
-  if (result.outcome === 'forbidden') throw new ApiError(403, 'forbidden', 'you may view this project but not edit it')
+  if (result.outcome === 'forbidden') throw httpErrors.forbidden('you may view this project but not edit it')
   return { project: toProject(result.project) }
 }
 
@@ -38,7 +42,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['projects'],
       summary: 'Rename a project',
       description: 'Sets the name of a project the token\'s person may edit (access level 70 or more). The name is ' +
-        'trimmed and must then be 1 to 255 characters without control characters. Closed and paused projects may be ' +
+        `trimmed and must then be 1 to ${NAME_MAX_LENGTH} characters without control characters. Closed and paused projects may be ` +
         'renamed; archived ones are 404. A `project_renamed` activity is recorded, unless the name is the current ' +
         'one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees ' +
         'it after the change.',
@@ -59,7 +63,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: "Replace a project's description",
       description: 'Sets the description of a project the token\'s person may edit (access level 70 or more). The ' +
         'description is a string holding JSON text (usually a rich-text document, any JSON value but null), at most ' +
-        '512 KiB and nested at most 64 deep; every later read returns the very same string. Closed and paused ' +
+        `${DESCRIPTION_MAX_BYTES / 1024} KiB and nested at most ${DESCRIPTION_MAX_DEPTH} deep; every later read returns the very same string. Closed and paused ` +
         'projects may be described; archived ones are 404. A `project_description_changed` activity is recorded, ' +
         'unless the description is the current one: that succeeds and records nothing. Needs a write token. Answers ' +
         'the whole project as the person sees it after the change.',

@@ -2,10 +2,7 @@
 // not blank, descriptions that are JSON within the size and depth limits, and no
 // text Postgres could not store exactly.
 import { invalidInput } from '../../errors.js'
-
-export const NAME_MAX_LENGTH = 255
-export const DESCRIPTION_MAX_BYTES = 512 * 1024
-export const DESCRIPTION_MAX_DEPTH = 64
+import { DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, NAME_MAX_LENGTH } from '../../schemas/projects.js'
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
@@ -27,7 +24,7 @@ export function normalizeName (value: string, path = '/name'): string {
 }
 
 /** Deepest nesting of arrays and objects in JSON text, counted outside strings. */
-export function jsonDepth (text: string): number {
+function jsonDepth (text: string): number {
   let depth = 0
   let max = 0
   let inString = false

@@ -1,0 +1,20 @@
+// The shared schemas, each added to the app once under its $id (app.ts) and
+// referred to with Shared(): Fastify validates and serializes with them, and the
+// OpenAPI document lists them as its components under the same names.
+import type { TSchema } from 'typebox'
+import { ErrorSchema, schemaId } from './common.js'
+import { CompanySchema } from './companies.js'
+import {
+  AccessLevelsSchema, CheckInSchema, ContributorSchema, GoalSchema, KeyResourceSchema, MilestoneSchema,
+  NotificationSchema, PermissionsSchema, PersonSchema, ProjectSchema, RetrospectiveSchema, SpaceSchema,
+  SubscriberSchema, SubscriptionListSchema, TaskStatusSchema, TimeframeSchema
+} from './projects.js'
+
+const SHARED: TSchema[] = [
+  ErrorSchema, ProjectSchema, PersonSchema, ContributorSchema, GoalSchema, SpaceSchema, KeyResourceSchema,
+  CheckInSchema, MilestoneSchema, NotificationSchema, SubscriberSchema, SubscriptionListSchema,
+  RetrospectiveSchema, TaskStatusSchema, TimeframeSchema, AccessLevelsSchema, PermissionsSchema, CompanySchema
+]
+
+/** Every shared schema by its $id; also TypeBox's context for checking a value against them (Value.Check(COMPONENTS, …)). */
+export const COMPONENTS: Readonly<Record<string, TSchema>> = Object.fromEntries(SHARED.map((schema) => [schemaId(schema), schema]))
