@@ -6,7 +6,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
 const TAG_BYTES = 16
-const SHAPE = /^([A-Za-z0-9_-]{1,2048})\.([A-Za-z0-9_-]{22})$/
+// The longest position this service issues is the list's: a project name of 255
+// characters, each up to 6 bytes as JSON (a control character, `\u0001`, which the
+// table holds though the API refuses it in a name), and a UUID: about 1,600 bytes,
+// 2,150 characters of base64. The bound leaves room for that and refuses the absurd.
+const SHAPE = /^([A-Za-z0-9_-]{1,4096})\.([A-Za-z0-9_-]{22})$/
 
 export class CursorCodec {
   readonly #key: Buffer

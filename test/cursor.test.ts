@@ -15,6 +15,13 @@ t.test('a cursor decodes to its position in its own scope', async (t) => {
   t.same(codec.decode(scope, codec.encode(scope, { n: 'é 😀 "quoted"', i: 'x' })), { n: 'é 😀 "quoted"', i: 'x' })
 })
 
+t.test('the longest position the list issues decodes: a 255-character name written 6 bytes a character in JSON', async (t) => {
+  for (const name of ['\u0001'.repeat(255), '\u001f'.repeat(255), '😀'.repeat(255), '"'.repeat(255)]) {
+    const longest = { name, id: position.i }
+    t.same(codec.decode(scope, codec.encode(scope, longest)), longest, `${JSON.stringify(name).length} characters of JSON`)
+  }
+})
+
 t.test('another scope, another key, an altered or made-up cursor decode to nothing', async (t) => {
   const cursor = codec.encode(scope, position)
   const [payload, tag] = cursor.split('.') as [string, string]

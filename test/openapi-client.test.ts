@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import createClient from 'openapi-fetch'
 import t from 'tap'
+import { shortId } from '../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from './helper.js'
 import type { paths } from './openapi/api.js'
 import { clientTypes, TYPES_FILE } from './openapi/generate.js'
@@ -13,11 +14,15 @@ import { listen } from './launch.js'
 const { app, db } = await build(t)
 const { url: baseUrl } = await listen(app)
 
-const company = await createCompany(db)
-const champion = await createPerson(db, company.id, { fullName: 'Client Champion' })
+const company = await createCompany(db, 'Typed Client Co')
+const champion = await createPerson(db, company.id, { fullName: 'Client Champion', title: 'Lead' })
+const admin = await createPerson(db, company.id, { fullName: 'Client Admin', isAdmin: true })
 const space = await createSpace(db, company.id, [champion.id])
 const project = await createProject(db, space, { name: 'Typed Client', access: { space: 70 } })
 await addContributor(db, project.id, champion.id, 'champion')
+// Two more the champion sees, for a list of three: B, Typed Client, Z.
+const before = await createProject(db, space, { name: 'B Typed', access: { space: 10 } })
+const after = await createProject(db, space, { name: 'Z Typed', access: { space: 10 } })
 const { token, id: tokenId } = await tokenFor(db, champion.email)
 
 const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${token}` } })
@@ -66,6 +71,62 @@ t.test('get through the typed client: the renamed project with its access levels
   t.equal(data.project.space.id.length > 0, true)
   t.same(data.project.access_levels, { public: 0, company: 0, space: 70 })
   t.equal(data.project.champion?.full_name, 'Client Champion')
+})
+
+t.test('get with include_markdown=true through the typed client: the project and its Markdown', async (t) => {
+  const { data, response } = await api.GET('/api/external/v1/projects/get', { params: { query: { id: project.publicId, include_markdown: 'true' } } })
+  t.equal(response.status, 200)
+  if (!data) return t.fail('no body')
+  const markdown: string | undefined = data.markdown
+  t.type(markdown, 'string')
+  t.match(markdown, /^# Typed Client 2\n/)
+  t.match(markdown, /^- Champion: Client Champion \(Lead\)$/m)
+  t.match(markdown, /^## Description\n\nFrom the typed client$/m)
+  t.equal(data.project.name, 'Typed Client 2')
+  const plain = await api.GET('/api/external/v1/projects/get', { params: { query: { id: project.publicId, include_markdown: 'false' } } })
+  t.equal(plain.data?.markdown, undefined, 'false: no markdown')
+  t.same(plain.data?.project, data.project)
+})
+
+t.test('people/get_me through the typed client: the token\'s person', async (t) => {
+  const { data, response } = await api.GET('/api/external/v1/people/get_me', { params: { query: { include_manager: 'true' } } })
+  t.equal(response.status, 200)
+  if (!data) return t.fail('no body')
+  const fullName: string = data.me.full_name
+  t.equal(fullName, 'Client Champion')
+  t.same(data.me, { id: shortId(champion.id), full_name: 'Client Champion', email: champion.email, title: 'Lead', avatar_url: null, type: 'human' })
+})
+
+t.test('companies/get through the typed client: the company, with its admins when asked', async (t) => {
+  const { data, response } = await api.GET('/api/external/v1/companies/get', { params: { query: { include_admins: 'true' } } })
+  t.equal(response.status, 200)
+  if (!data) return t.fail('no body')
+  const count: number = data.company.member_count
+  t.equal(count, 2)
+  t.equal(data.company.id, shortId(company.id))
+  t.equal(data.company.name, 'Typed Client Co')
+  t.same(data.company.admins?.map((a) => a.full_name), ['Client Admin'])
+  t.equal(data.company.people, null)
+  t.equal(admin.email, data.company.admins?.[0]?.email)
+})
+
+t.test('projects/list through the typed client: pages of two, then one, by name, following next_cursor', async (t) => {
+  const first = await api.GET('/api/external/v1/projects/list', { params: { query: { limit: '2' } } })
+  t.equal(first.response.status, 200)
+  if (!first.data) return t.fail('no body')
+  t.same(first.data.projects.map((p) => p.name), ['B Typed', 'Typed Client 2'])
+  const cursor: string | null = first.data.next_cursor
+  if (cursor === null) return t.fail('no next page')
+  const second = await api.GET('/api/external/v1/projects/list', { params: { query: { limit: '2', cursor } } })
+  t.equal(second.response.status, 200)
+  t.same(second.data?.projects.map((p) => p.id), [after.publicId])
+  t.equal(second.data?.next_cursor, null)
+  t.equal(first.data.projects[0]?.id, before.publicId)
+  t.equal(first.data.projects[1]?.my_role, 'champion')
+
+  const bad = await api.GET('/api/external/v1/projects/list', { params: { query: { cursor: `${cursor}x` } } })
+  t.equal(bad.response.status, 400)
+  t.same(bad.error?.details?.map((d) => d.path), ['/cursor'])
 })
 
 t.test('both health probes answer the typed client without a token', async (t) => {

@@ -1,6 +1,7 @@
 // How many statements each request sends to the database: a mutation is the token
 // lookup plus one statement, a get the token lookup plus one query, however many
-// milestones, contributors, subscribers or check-ins the project has.
+// milestones, contributors, subscribers or check-ins the project has; get_me and
+// companies/get the token lookup plus one, with or without the company's people.
 import t from 'tap'
 import { sql, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
@@ -242,4 +243,22 @@ t.test('a mutation that waits for the row answers with what the other transactio
   t.equal(res.json().project.updated_at, new Date(row.updated_at as string).toISOString())
   const [activity] = await projectActivities(db, p.id)
   t.same(activity?.content, { old_description: null, new_description: '"after the wait"' })
+})
+
+t.test('get_me and companies/get: the token lookup plus one statement, with or without the lists', async (t) => {
+  const cases: Array<[string, () => Promise<LightMyRequestResponse>]> = [
+    ['get_me', () => api.viewer.getMe()],
+    ['get_me, include_manager', () => api.viewer.getMe({ include_manager: 'true' })],
+    ['companies/get', () => api.viewer.getCompany()],
+    ['companies/get, admins and people', () => api.viewer.getCompany({ include_admins: 'true', include_people: 'true' })]
+  ]
+  for (const [what, request] of cases) {
+    const { res, sql: sent } = await counted(request)
+    t.equal(res.statusCode, 200, what)
+    t.equal(sent.length, 2, `${what}: ${sent.length} statements`)
+    t.match(sent[0], /api_tokens/, `${what}: the token lookup first`)
+  }
+  const people = await db.selectFrom('people').select('id').where('company_id', '=', company.id).where('suspended_at', 'is', null).execute()
+  const listed = (await api.viewer.getCompany({ include_people: 'true' })).json().company.people
+  t.equal(listed.length, people.length, `all ${people.length} people in the one statement`)
 })
