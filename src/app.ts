@@ -68,6 +68,7 @@ import health from './routes/health/index.js'
 import projects from './routes/projects/index.js'
 import people from './routes/people/index.js'
 import companies from './routes/companies/index.js'
+import notifications from './routes/notifications/index.js'
 import cursors from './plugins/cursors.js'
 
 function prettyLogs (config: Config): boolean {
@@ -145,4 +146,5 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   await fastify.register(projects, { prefix: '/api/external/v1/projects' })
   await fastify.register(people, { prefix: '/api/external/v1/people' })
   await fastify.register(companies, { prefix: '/api/external/v1/companies' })
+  await fastify.register(notifications, { prefix: '/api/external/v1/notifications' })
 }, { name: 'app' })

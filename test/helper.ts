@@ -167,7 +167,15 @@ export function client (server: FastifyInstance, token?: string) {
     getMe: (query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
       server.inject({ method: 'GET', url: '/api/external/v1/people/get_me', query, headers }),
     getCompany: (query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
-      server.inject({ method: 'GET', url: '/api/external/v1/companies/get', query, headers })
+      server.inject({ method: 'GET', url: '/api/external/v1/companies/get', query, headers }),
+    listNotifications: (query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'GET', url: '/api/external/v1/notifications/list', query, headers }),
+    unreadCount: (): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'GET', url: '/api/external/v1/notifications/get_unread_count', headers }),
+    markAllAsRead: (): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: '/api/external/v1/notifications/mark_all_as_read', headers, payload: {} }),
+    markManyAsRead: (ids: string[]): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: '/api/external/v1/notifications/mark_many_as_read', headers, payload: { ids } })
   }
 }
 

@@ -157,3 +157,41 @@ t.test('401, 404 and 400 arrive as the typed error envelope, and the 400 writes 
   t.same(blank.error?.details, [{ path: '/name', message: 'must not be blank' }])
   t.equal((await projectRow(db, project.id)).name, 'Typed Client 2', 'nothing changed')
 })
+
+t.test('notifications through the typed client: a mention arrives, is counted, listed and marked as read', async (t) => {
+  const colleague = await createPerson(db, company.id, { fullName: 'Client Colleague' })
+  await db.insertInto('space_members').values({ space_id: space.id, person_id: colleague.id }).execute()
+  const theirs = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${(await tokenFor(db, colleague.email)).token}` } })
+  const description = JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'mention', attrs: { id: shortId(colleague.id) } }] }] })
+  const described = await api.POST('/api/external/v1/projects/update_description', { body: { project_id: project.publicId, description } })
+  t.equal(described.response.status, 200)
+  t.same(described.data?.project.subscription_list?.subscriptions.map((s) => [s.person.full_name, s.type]), [['Client Colleague', 'mentioned']])
+
+  const count = await theirs.GET('/api/external/v1/notifications/get_unread_count')
+  t.equal(count.response.status, 200)
+  const unread: number | undefined = count.data?.unread
+  t.equal(unread, 1)
+  const listed = await theirs.GET('/api/external/v1/notifications/list', { params: { query: { per_page: '10' } } })
+  t.equal(listed.response.status, 200)
+  const item = listed.data?.notifications[0]
+  const stored = await db.selectFrom('notifications').selectAll().where('person_id', '=', colleague.id).executeTakeFirstOrThrow()
+  t.equal(listed.data?.notifications.length, 1)
+  t.equal(item?.id, shortId(stored.id))
+  t.equal(item?.action, 'project_description_changed')
+  t.equal(item?.project?.name, 'Typed Client 2')
+  t.equal(item?.author?.full_name, 'Client Champion')
+
+  const marked = await theirs.POST('/api/external/v1/notifications/mark_as_read', { body: { id: shortId(stored.id) } })
+  t.equal(marked.response.status, 200)
+  t.same(marked.data, {})
+  t.equal((await db.selectFrom('notifications').select('read').where('id', '=', stored.id).executeTakeFirstOrThrow()).read, true)
+  const many = await theirs.POST('/api/external/v1/notifications/mark_many_as_read', { body: { ids: [shortId(stored.id)] } })
+  t.equal(many.response.status, 200)
+  const all = await theirs.POST('/api/external/v1/notifications/mark_all_as_read', { body: {} })
+  t.equal(all.response.status, 200)
+  t.same((await theirs.GET('/api/external/v1/notifications/get_unread_count')).data, { unread: 0 })
+
+  const foreign = await api.POST('/api/external/v1/notifications/mark_as_read', { body: { id: shortId(stored.id) } })
+  t.equal(foreign.response.status, 404)
+  t.equal(foreign.error?.code, 'not_found', "the champion may not mark the colleague's")
+})

@@ -53,7 +53,7 @@ const ID = {
   subscriptionList: 'd3d1bb7f-656d-4a89-90d4-6f6c95971996',
   subscriptions: [
     'b0bda722-6b5a-4781-a128-240a3e8f9b9c', '3e0a1e96-956c-400d-9b06-59549c3e560f',
-    'be0f911f-525e-4f44-86cc-92871cd42f73'
+    'be0f911f-525e-4f44-86cc-92871cd42f73', '703e835e-2258-405d-9186-a69b5e9f32b7'
   ]
 } as const
 
@@ -314,11 +314,14 @@ async function insertDataset (db: Db, now: Date): Promise<void> {
   await db.insertInto('subscription_lists').values({
     id: ID.subscriptionList, project_id: ID.websiteRedesign, send_to_everyone: false, inserted_at: ago(60)
   }).execute()
-  const [s1, s2, s3] = ID.subscriptions
+  // Erin turned the project's notifications off; Bob was mentioned in an earlier
+  // description, so he is told of a change only while the description mentions him.
+  const [s1, s2, s3, s4] = ID.subscriptions
   await db.insertInto('subscriptions').values([
     { id: s1, subscription_list_id: ID.subscriptionList, person_id: ID.alice, type: 'joined' },
     { id: s2, subscription_list_id: ID.subscriptionList, person_id: ID.carol, type: 'joined' },
-    { id: s3, subscription_list_id: ID.subscriptionList, person_id: ID.erin, type: 'invited' }
+    { id: s3, subscription_list_id: ID.subscriptionList, person_id: ID.erin, type: 'invited', canceled: true },
+    { id: s4, subscription_list_id: ID.subscriptionList, person_id: ID.bob, type: 'mentioned' }
   ]).execute()
 
   await db.insertInto('project_pins').values({ person_id: ID.alice, project_id: ID.websiteRedesign }).execute()

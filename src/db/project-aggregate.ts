@@ -6,7 +6,7 @@ import { expressionBuilder, sql, type AliasedRawBuilder, type Expression, type K
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel, contributorLevel } from './access.js'
 import { prepare, value } from './prepared.js'
-import type { Database, PeopleTable, ProjectsTable } from './types.js'
+import type { Database, PeopleTable, ProjectsTable, SubscriptionListsTable, SubscriptionsTable } from './types.js'
 
 /** A person as the aggregate nests them (JSON: no Date columns). */
 export type PersonRow = Pick<Selectable<PeopleTable>, 'id' | 'full_name' | 'email' | 'title' | 'avatar_url' | 'type'>
@@ -50,12 +50,32 @@ export function projectSource (name: string): ProjectSource {
 const PROJECTS = projectSource('projects')
 
 /**
+ * Where the aggregate reads subscription lists (alias `sl`) and subscriptions
+ * (alias `sub`): the tables, or CTEs of the same columns that add what the
+ * aggregate's own statement has just written (which its snapshot cannot see).
+ */
+export interface SubscriptionSources {
+  lists: AliasedRawBuilder<Selectable<SubscriptionListsTable>, 'sl'>
+  subscriptions: AliasedRawBuilder<Selectable<SubscriptionsTable>, 'sub'>
+}
+
+/** Subscription sources named `lists` and `subscriptions`: the tables or CTEs of their columns. */
+export function subscriptionSources (lists: string, subscriptions: string): SubscriptionSources {
+  return {
+    lists: sql<Selectable<SubscriptionListsTable>>`${sql.table(lists)}`.as('sl'),
+    subscriptions: sql<Selectable<SubscriptionsTable>>`${sql.table(subscriptions)}`.as('sub')
+  }
+}
+
+const SUBSCRIPTION_TABLES = subscriptionSources('subscription_lists', 'subscriptions')
+
+/**
  * The whole aggregate of the project row in `source`, for this person, minus the
  * access level (each caller knows it already). Child rows come from the statement's
  * snapshot; the project's own columns from `source`, so a mutation can pass the row
  * it has just written.
  */
-export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: Expression<string>) {
+export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: Expression<string>, subscriptions: SubscriptionSources = SUBSCRIPTION_TABLES) {
   return db.selectFrom(source)
     .select((eb) => [
       'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id',
@@ -81,8 +101,8 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .select((eb) => [
           'c.id', 'c.role', 'c.responsibility', contributorLevel(eb.table('c')).as('access_level'),
           person(eb.ref('c.person_id')).$notNull().as('person'),
-          eb.exists(eb.selectFrom('subscription_lists as sl')
-            .innerJoin('subscriptions as sub', 'sub.subscription_list_id', 'sl.id')
+          eb.exists(eb.selectFrom(subscriptions.lists)
+            .innerJoin(subscriptions.subscriptions, 'sub.subscription_list_id', 'sl.id')
             .select(sql.lit(1).as('one'))
             .whereRef('sl.project_id', '=', 'p.id')
             .whereRef('sub.person_id', '=', 'c.person_id')
@@ -131,11 +151,11 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .select(['n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at'])
         .orderBy('n.inserted_at', 'desc').orderBy('n.id')).as('notifications'),
 
-      jsonObjectFrom(eb.selectFrom('subscription_lists as sl')
+      jsonObjectFrom(eb.selectFrom(subscriptions.lists)
         .whereRef('sl.project_id', '=', 'p.id')
         .select((eb) => [
           'sl.id', 'sl.send_to_everyone',
-          jsonArrayFrom(eb.selectFrom('subscriptions as sub')
+          jsonArrayFrom(eb.selectFrom(subscriptions.subscriptions)
             .whereRef('sub.subscription_list_id', '=', 'sl.id')
             .select((eb) => ['sub.id', 'sub.type', 'sub.canceled', person(eb.ref('sub.person_id')).$notNull().as('person')])
             .orderBy('sub.inserted_at').orderBy('sub.id')).as('subscriptions')

@@ -4,8 +4,8 @@
 // together, with no read-modify-write of the row and no second round trip.
 import { sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
-import { prepare, value } from './prepared.js'
-import { projectAggregate, projectSource, type AggregateRow, type ProjectView } from './project-aggregate.js'
+import { prepare, value, type ValueParameters } from './prepared.js'
+import { projectAggregate, projectSource, subscriptionSources, type AggregateRow, type ProjectView } from './project-aggregate.js'
 import type { Database } from './types.js'
 
 export type ProjectField = 'name' | 'description'
@@ -30,13 +30,23 @@ export interface UpdateProjectField {
   tokenId: string | null
   field: ProjectField
   value: string
+  /** A description's: the canonical ids of the people it mentions (routes/projects/mentions.ts). */
+  mentions?: string[]
 }
 
-function updateStatement (field: ProjectField) {
+/** The values a mutation's statement takes: the description's also the people it mentions. */
+const CHANGE = { value: value<string>(), projectId: value<string>(), personId: value<string>(), tokenId: value<string | null>() }
+const MENTIONS = { mentions: value<string[]>() }
+
+type ChangeValues = ValueParameters<typeof CHANGE>
+
+/**
+ * The CTEs every change shares: the permission check, the locked row, the write
+ * and its activity (which yields its id).
+ */
+function projectChange (db: Kysely<Database>, field: ProjectField, change: ChangeValues) {
   const names = ACTIONS[field]
-  return prepare({
-    value: value<string>(), projectId: value<string>(), personId: value<string>(), tokenId: value<string | null>()
-  }, (db, change) => db
+  return db
     // The value travels once, however many places use it (a description may be 512 KiB).
     .with('input', (qb) => qb.selectNoFrom(sql<string>`${change.value}::text`.as('value')))
     // Visibility and permission first, from the statement's snapshot, taking no lock:
@@ -81,21 +91,114 @@ function updateStatement (field: ProjectField) {
           sql<string | null>`${change.tokenId}::uuid`.as('token_id'),
           sql.lit(names.action).as('action'),
           sql<string>`jsonb_build_object(${sql.lit(names.old)}, ${eb.ref(`target.${field}`)}, ${sql.lit(names.new)}, ${eb.ref(`changed.${field}`)})`.as('content')
-        ])))
+        ]))
+      .returning(['activities.id', 'activities.project_id']))
     // The row as it is after this statement: the one just written, else the locked
     // one; empty when the person may not edit, so no aggregate is built for them.
     .with('latest', (qb) => qb.selectFrom('changed').selectAll()
       .unionAll((eb) => eb.selectFrom('target').selectAll()
         .where('target.level', '>=', ACCESS.edit)
         .where((eb) => eb.not(eb.exists(eb.selectFrom('changed').select(sql.lit(1).as('one')))))))
-    .selectFrom('access')
-    .leftJoin('target', (join) => join.onTrue())
-    .leftJoin(projectAggregate(db, LATEST, change.personId).as('project'), (join) => join.onTrue())
-    .selectAll('project')
-    .select(['access.level', 'target.level as locked_level']))
 }
 
-const STATEMENTS = { name: updateStatement('name'), description: updateStatement('description') }
+const RENAME = prepare(CHANGE, (db, values) => projectChange(db, 'name', values)
+  .selectFrom('access')
+  .leftJoin('target', (join) => join.onTrue())
+  .leftJoin(projectAggregate(db, LATEST, values.personId).as('project'), (join) => join.onTrue())
+  .selectAll('project')
+  .select(['access.level', 'target.level as locked_level']))
+
+/**
+ * A description change reaches people, in the same statement (Operately's rules):
+ * every person of the project's company the new document mentions (not suspended)
+ * who has no subscription on the project's list gets a `mentioned` one (the list is
+ * made when the project has none); then each subscriber is notified of the change's
+ * activity, unless their subscription is canceled, or `mentioned` and the document
+ * no longer mentions them. With the list's `send_to_everyone`, everyone of the
+ * company is a subscriber but those who canceled. Never the author, a suspended
+ * person or one who cannot view the project. Nothing of this happens when nothing
+ * changed. Set-based throughout: the cost does not grow a statement per person.
+ */
+const DESCRIBE = prepare({ ...CHANGE, ...MENTIONS }, (db, values) => projectChange(db, 'description', values)
+  // The people mentioned who may be subscribed: of the project's company, not suspended.
+  .with('mentioned', (qb) => qb.selectFrom('people as pe')
+    .innerJoin('changed', 'changed.company_id', 'pe.company_id')
+    .where(sql<boolean>`pe.id = ANY(${values.mentions}::uuid[])`)
+    .where('pe.suspended_at', 'is', null)
+    .select('pe.id'))
+  .with('list', (qb) => qb.selectFrom('subscription_lists as sl')
+    .innerJoin('target', 'target.id', 'sl.project_id')
+    .select(['sl.id', 'sl.project_id', 'sl.send_to_everyone', 'sl.inserted_at']))
+  // A list for a project that has none, when someone is to be subscribed to it. A
+  // list another transaction made since this statement's snapshot is taken as it is.
+  .with('new_list', (qb) => qb.insertInto('subscription_lists')
+    .columns(['project_id'])
+    .expression((eb) => eb.selectFrom('changed').select('changed.id')
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('list').select(sql.lit(1).as('one')))))
+      .where((eb) => eb.exists(eb.selectFrom('mentioned').select(sql.lit(1).as('one')))))
+    .onConflict((oc) => oc.column('project_id').doUpdateSet((eb) => ({ project_id: eb.ref('excluded.project_id') })))
+    .returning(['subscription_lists.id', 'subscription_lists.project_id', 'subscription_lists.send_to_everyone', 'subscription_lists.inserted_at']))
+  .with('the_list', (qb) => qb.selectFrom('list').select(['list.id', 'list.send_to_everyone'])
+    .unionAll((eb) => eb.selectFrom('new_list').select(['new_list.id', 'new_list.send_to_everyone'])))
+  .with('new_subscriptions', (qb) => qb.insertInto('subscriptions')
+    .columns(['subscription_list_id', 'person_id', 'type'])
+    .expression((eb) => eb.selectFrom('mentioned as m')
+      .innerJoin('the_list as l', (join) => join.onTrue())
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('subscriptions as s')
+        .select(sql.lit(1).as('one'))
+        .whereRef('s.subscription_list_id', '=', 'l.id')
+        .whereRef('s.person_id', '=', 'm.id'))))
+      .select(['l.id', 'm.id as person_id', sql.lit('mentioned').as('type')]))
+    // One made meanwhile by another transaction (a change committed while this one
+    // waited for the row, after this statement's snapshot) stays as it is, but comes
+    // back, as it now is: the snapshot does not show it, and its person is mentioned.
+    .onConflict((oc) => oc.columns(['subscription_list_id', 'person_id']).doUpdateSet((eb) => ({ type: eb.ref('subscriptions.type') })))
+    .returningAll())
+  // Everyone who may be told: the subscribers, the newly subscribed, and with
+  // send_to_everyone the whole company but those who canceled.
+  .with('candidates', (qb) => qb.selectFrom('subscriptions as s')
+    .innerJoin('the_list as l', 'l.id', 's.subscription_list_id')
+    .where('s.canceled', '=', false)
+    .where((eb) => eb.or([
+      eb('s.type', '<>', 'mentioned'),
+      eb('s.person_id', 'in', eb.selectFrom('mentioned').select('mentioned.id'))
+    ]))
+    .select('s.person_id')
+    .union((eb) => eb.selectFrom('new_subscriptions').where('new_subscriptions.canceled', '=', false).select('new_subscriptions.person_id'))
+    .union((eb) => eb.selectFrom('people as pe')
+      .innerJoin('changed', 'changed.company_id', 'pe.company_id')
+      .innerJoin('the_list as l', (join) => join.onTrue())
+      .where('l.send_to_everyone', '=', true)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('subscriptions as s')
+        .select(sql.lit(1).as('one'))
+        .whereRef('s.subscription_list_id', '=', 'l.id')
+        .whereRef('s.person_id', '=', 'pe.id')
+        .where('s.canceled', '=', true))))
+      .select('pe.id as person_id')))
+  .with('notified', (qb) => qb.insertInto('notifications')
+    .columns(['person_id', 'project_id', 'activity_id', 'action'])
+    .expression((eb) => eb.selectFrom('candidates as r')
+      .innerJoin('people as pe', 'pe.id', 'r.person_id')
+      .innerJoin('changed as p', (join) => join.onTrue())
+      .innerJoin('activity as a', (join) => join.onTrue())
+      .where('pe.id', '<>', values.personId)
+      .where('pe.suspended_at', 'is', null)
+      .where((eb) => accessLevel(eb.table('p'), eb.table('pe')), '>=', ACCESS.view)
+      .select(['pe.id', 'a.project_id', 'a.id as activity_id', sql.lit(ACTIONS.description.action).as('action')]))
+    .returning('notifications.id'))
+  // What the aggregate reads of subscriptions: its snapshot's and this statement's own.
+  .with('all_lists', (qb) => qb.selectFrom('list').selectAll()
+    .unionAll((eb) => eb.selectFrom('new_list').selectAll()))
+  .with('all_subscriptions', (qb) => qb.selectFrom('subscriptions as s')
+    .innerJoin('list', 'list.id', 's.subscription_list_id')
+    .selectAll('s')
+    .unionAll((eb) => eb.selectFrom('new_subscriptions').selectAll()))
+  .selectFrom('access')
+  .leftJoin('target', (join) => join.onTrue())
+  .leftJoin(projectAggregate(db, LATEST, values.personId, subscriptionSources('all_lists', 'all_subscriptions')).as('project'), (join) => join.onTrue())
+  .selectAll('project')
+  .select(['access.level', 'target.level as locked_level']))
+
 
 /**
  * Whether the left join found the project's aggregate: its id is never null when
@@ -106,7 +209,9 @@ function hasProject<R extends { id: string | null }> (row: R): row is R & Aggreg
 }
 
 export async function updateProjectField (db: Kysely<Database>, change: UpdateProjectField): Promise<UpdateResult> {
-  const { rows: [row] } = await db.executeQuery(STATEMENTS[change.field](change))
+  const { rows: [row] } = await db.executeQuery(change.field === 'name'
+    ? RENAME(change)
+    : DESCRIBE({ ...change, mentions: change.mentions ?? [] }))
 
   // Decided without waiting for the row: who may not edit never waits for it.
   if (!row || row.level < ACCESS.view) return { outcome: 'not_found' }

@@ -20,13 +20,13 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   space_members: ['SELECT'],
   project_contributors: ['SELECT'],
   project_pins: ['SELECT'],
-  subscription_lists: ['SELECT'],
-  subscriptions: ['SELECT'],
+  subscription_lists: ['SELECT', 'INSERT', 'UPDATE'], // made on a first mention (INSERT … ON CONFLICT DO UPDATE)
+  subscriptions: ['SELECT', 'INSERT', 'UPDATE'], // a mention subscribes (INSERT … ON CONFLICT DO UPDATE returns one made meanwhile)
   goals: ['SELECT'],
   project_key_resources: ['SELECT'],
   project_check_ins: ['SELECT'],
   project_milestones: ['SELECT'],
-  notifications: ['SELECT'],
+  notifications: ['SELECT', 'INSERT', 'UPDATE'], // a description change notifies; marking as read
   project_retrospectives: ['SELECT'],
   project_task_statuses: ['SELECT'],
   companies: ['SELECT'], // companies/get

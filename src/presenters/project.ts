@@ -8,13 +8,18 @@
 import { ACCESS } from '../db/access.js'
 import type { PersonRow, ProjectView } from '../db/project-aggregate.js'
 import { shortId, sluggedId } from '../ids.js'
-import type { Person, Project } from '../schemas/projects.js'
+import type { Notification, Person, Project } from '../schemas/projects.js'
 
 const iso = (value: Date | string) => new Date(value).toISOString()
 const isoOrNull = (value: Date | string | null) => value === null ? null : iso(value)
 
 export function toPerson (p: PersonRow): Person {
   return { id: shortId(p.id), full_name: p.full_name, email: p.email, title: p.title, avatar_url: p.avatar_url, type: p.type }
+}
+
+/** SPEC part 7's Notification. */
+export function toNotification (n: { id: string, action: string, read: boolean, read_at: Date | string | null, inserted_at: Date | string }): Notification {
+  return { id: shortId(n.id), action: n.action, read: n.read, read_at: isoOrNull(n.read_at), inserted_at: iso(n.inserted_at) }
 }
 
 type TimeframeRow = Pick<ProjectView, `timeframe_${'start' | 'end'}_${'type' | 'value' | 'date'}`>
@@ -148,9 +153,7 @@ export function toProject (row: ProjectView): Project {
     next_milestone: nextMilestone(milestones),
     milestones_ordering_state: row.milestones_ordering_state.map(shortId),
     my_role: row.my_role ?? null,
-    notifications: row.notifications.map((n) => ({
-      id: shortId(n.id), action: n.action, read: n.read, read_at: isoOrNull(n.read_at), inserted_at: iso(n.inserted_at)
-    })),
+    notifications: row.notifications.map(toNotification),
     permissions: permissions(row.level),
     potential_subscribers: contributors.map((c) => ({
       role: subscriberRole(c),

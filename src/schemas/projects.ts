@@ -177,6 +177,7 @@ export const ProjectSchema = Type.Object({
 
 export type Project = Static<typeof ProjectSchema>
 export type Person = Static<typeof PersonSchema>
+export type Notification = Static<typeof NotificationSchema>
 
 // The examples of the OpenAPI document: the demo's Website Redesign as its champion
 // sees it after the two example requests below.

@@ -1,7 +1,9 @@
 // How many statements each request sends to the database: a mutation is the token
 // lookup plus one statement, a get the token lookup plus one query, however many
 // milestones, contributors, subscribers or check-ins the project has; get_me and
-// companies/get the token lookup plus one, with or without the company's people.
+// companies/get the token lookup plus one, with or without the company's people; a
+// description change with 100 subscribers and 20 mentions, and every notification
+// operation, the token lookup plus one.
 import t from 'tap'
 import { sql, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
@@ -261,4 +263,61 @@ t.test('get_me and companies/get: the token lookup plus one statement, with or w
   const people = await db.selectFrom('people').select('id').where('company_id', '=', company.id).where('suspended_at', 'is', null).execute()
   const listed = (await api.viewer.getCompany({ include_people: 'true' })).json().company.people
   t.equal(listed.length, people.length, `all ${people.length} people in the one statement`)
+})
+
+t.test('a description change with 100 subscribers and 20 mentions is still the token lookup plus one statement', async (t) => {
+  const p = await createProject(db, space, { name: 'Mentions', access: { company: 10 } })
+  await addContributor(db, p.id, champion.id, 'champion')
+  const insertPeople = async (prefix: string, n: number) => db.insertInto('people').values(Array.from({ length: n }, (_, i) => ({
+    company_id: company.id, email: `${prefix}-${i}-${process.pid}@example.test`, full_name: `${prefix} ${i}`, title: null, avatar_url: null
+  }))).returning(['id', 'email']).execute()
+  const subscribers = await insertPeople('subscriber', 100)
+  const newcomers = await insertPeople('newcomer', 10)
+  const list = await db.insertInto('subscription_lists').values({ project_id: p.id }).returning('id').executeTakeFirstOrThrow()
+  // 90 joined, 10 mentioned; of the mentioned, the first five are mentioned again.
+  await db.insertInto('subscriptions').values(subscribers.map((s, i) => ({
+    subscription_list_id: list.id, person_id: s.id, type: i < 90 ? 'joined' as const : 'mentioned' as const
+  }))).execute()
+  const mentioned = [...subscribers.slice(0, 5), ...subscribers.slice(90, 95), ...newcomers]
+  t.equal(mentioned.length, 20)
+  const description = JSON.stringify({
+    type: 'doc',
+    content: [{ type: 'paragraph', content: mentioned.map((m) => ({ type: 'mention', attrs: { id: shortId(m.id) } })) }]
+  })
+
+  const described = await counted(() => api.champion.updateDescription({ project_id: p.publicId, description }))
+  t.equal(described.res.statusCode, 200)
+  t.ok(mutation(described.sql), `the token lookup, then one statement (${described.sql.length} sent)`)
+
+  const [activity] = await projectActivities(db, p.id)
+  const notified = (await db.selectFrom('notifications').select('person_id').where('activity_id', '=', activity!.id).execute()).map((r) => r.person_id).sort()
+  const expected = [...subscribers.slice(0, 95), ...newcomers].map((s) => s.id).sort()
+  t.same(notified, expected, '90 joined, 5 still mentioned and 10 newly mentioned notified; 5 no longer mentioned not')
+  const subscriptions = await db.selectFrom('subscriptions').select(['person_id', 'type']).where('subscription_list_id', '=', list.id).execute()
+  t.equal(subscriptions.length, 110)
+  t.same(subscriptions.filter((s) => newcomers.some((n) => n.id === s.person_id)).map((s) => s.type), Array(10).fill('mentioned'))
+  t.equal(described.res.json().project.subscription_list.subscriptions.length, 110, 'the answer shows them')
+
+  // The notification operations, as one of the newly mentioned people.
+  const token = (await tokenFor(db, newcomers[0]!.email)).token
+  const headers = { authorization: `Bearer ${token}` }
+  const mine = await db.selectFrom('notifications').select('id').where('person_id', '=', newcomers[0]!.id).execute()
+  t.equal(mine.length, 1)
+  const N = '/api/external/v1/notifications'
+  const cases: Array<[string, () => Promise<LightMyRequestResponse>]> = [
+    ['notifications/list', () => app.inject({ method: 'GET', url: `${N}/list`, headers })],
+    ['notifications/get_unread_count', () => app.inject({ method: 'GET', url: `${N}/get_unread_count`, headers })],
+    ['notifications/mark_as_read', () => app.inject({ method: 'POST', url: `${N}/mark_as_read`, headers, payload: { id: shortId(mine[0]!.id) } })],
+    ['notifications/mark_many_as_read', () => app.inject({ method: 'POST', url: `${N}/mark_many_as_read`, headers, payload: { ids: [shortId(mine[0]!.id)] } })],
+    ['notifications/mark_all_as_read', () => app.inject({ method: 'POST', url: `${N}/mark_all_as_read`, headers, payload: {} })]
+  ]
+  for (const [what, request] of cases) {
+    const { res, sql: sent } = await counted(request)
+    t.equal(res.statusCode, 200, what)
+    t.equal(sent.length, 2, `${what}: ${sent.length} statements`)
+    t.match(sent[0], /api_tokens/, `${what}: the token lookup first`)
+  }
+  const unknown = await counted(() => app.inject({ method: 'POST', url: `${N}/mark_many_as_read`, headers, payload: { ids: [shortId(mine[0]!.id), shortId(subscribers[0]!.id)] } }))
+  t.equal(unknown.res.statusCode, 404)
+  t.equal(unknown.sql.length, 2, 'a refused mark_many_as_read too')
 })

@@ -17,6 +17,7 @@ type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-exp
 
 const API = '/api/external/v1'
 const PROJECTS = `${API}/projects`
+const NOTIFICATIONS = `${API}/notifications`
 const DOCUMENT_URL = '/api/external/v1/openapi.json'
 const ERROR_REF = '#/components/schemas/Error'
 // helmet's default policy, which every API answer keeps.
@@ -37,9 +38,12 @@ const methodsOf = (route: RouteOptions) => [route.method].flat().filter((m) => m
 const apiRoutes = routes.filter((r) => r.url.startsWith(`${API}/`) && r.url !== DOCUMENT_URL && methodsOf(r).length > 0)
 // The API's operations, each under the resource it is tagged with.
 const OPERATIONS = [
-  `get ${API}/companies/get`, `get ${API}/people/get_me`,
+  `get ${API}/companies/get`,
+  `get ${NOTIFICATIONS}/get_unread_count`, `get ${NOTIFICATIONS}/list`, `post ${NOTIFICATIONS}/mark_all_as_read`,
+  `post ${NOTIFICATIONS}/mark_as_read`, `post ${NOTIFICATIONS}/mark_many_as_read`,
+  `get ${API}/people/get_me`,
   `get ${PROJECTS}/get`, `get ${PROJECTS}/list`, `post ${PROJECTS}/update_description`, `post ${PROJECTS}/update_name`
-]
+].sort()
 const operationsOf = (d: Json) => Object.entries(d.paths as Json).flatMap(([path, item]) =>
   Object.entries(item as Json).map(([method, operation]) => ({ path, method, operation: operation as Json })))
 
@@ -75,7 +79,7 @@ t.test('every API route is documented with its request schema', async (t) => {
         t.equal(body.additionalProperties, false, `${route.url}: unknown body fields are refused`)
       }
       if (schema.querystring) {
-        const parameters = (operation.parameters as Json[]).filter((p) => p.in === 'query')
+        const parameters = ((operation.parameters ?? []) as Json[]).filter((p) => p.in === 'query')
         t.same(parameters.map((p) => p.name), Object.keys(schema.querystring.properties), `${route.url}: query parameters`)
         for (const parameter of parameters) {
           t.equal(parameter.required, (schema.querystring.required ?? []).includes(parameter.name), `${route.url}: ${parameter.name} required`)
@@ -97,6 +101,11 @@ t.test('every error status an operation can answer is listed with the error enve
     [`get ${PROJECTS}/list`]: query,
     [`get ${API}/people/get_me`]: query,
     [`get ${API}/companies/get`]: query,
+    [`get ${NOTIFICATIONS}/list`]: query,
+    [`get ${NOTIFICATIONS}/get_unread_count`]: query,
+    [`post ${NOTIFICATIONS}/mark_as_read`]: mutation,
+    [`post ${NOTIFICATIONS}/mark_many_as_read`]: mutation,
+    [`post ${NOTIFICATIONS}/mark_all_as_read`]: mutation,
     'get /health/live': ['200', '500'],
     'get /health/ready': ['200', '500', '503']
   }

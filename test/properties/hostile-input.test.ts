@@ -223,8 +223,35 @@ const nested = (depth: number, open: string[], close: string[]) => {
   return text
 }
 
+// Documents that mention people: the author, a colleague, a suspended colleague, someone of
+// another company, unknown and undecodable ids, ids of the wrong type and malformed nodes,
+// anywhere in the tree. None of them is ever an error.
+const colleague = await createPerson(db, company.id)
+const outsider = await createPerson(db, elsewhere.id)
+const mentionIdArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(shortId(me.id), shortId(colleague.id), colleague.id, shortId(suspended.id), shortId(outsider.id), shortId(randomUUID()), 'zzzzzzzzzzzzzzzzzzzzzz', '', ' '),
+  fc.jsonValue()
+)
+const mentionNodeArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 6, arbitrary: mentionIdArb.map((id) => ({ type: 'mention', attrs: { id, label: 'Someone' } })) },
+  { weight: 1, arbitrary: fc.constantFrom({ type: 'mention' }, { type: 'mention', attrs: null }, { type: 'mention', attrs: [] }, { type: 'mention', content: 'x' }) },
+  { weight: 2, arbitrary: fc.string().map((text) => ({ type: 'text', text })) }
+)
+const mentionDocArb: fc.Arbitrary<string> = fc.letrec<{ node: unknown }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    mentionNodeArb,
+    fc.record({ type: fc.constantFrom('paragraph', 'bulletList', 'listItem', 'blockquote', 'unknown'), content: fc.array(tie('node'), { maxLength: 4 }) })
+  )
+})).node.chain((node) => fc.constantFrom(
+  JSON.stringify({ type: 'doc', content: [node] }),
+  JSON.stringify({ type: 'doc', content: node }),
+  JSON.stringify({ type: 'paragraph', content: [node] })
+))
+
 const descriptionArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.json() },
+  { weight: 3, arbitrary: mentionDocArb },
   { weight: 3, arbitrary: fc.tuple(fc.jsonValue(), fc.constantFrom(undefined, 0, 2, '\t')).map(([v, indent]) => JSON.stringify(v, null, indent)) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   {
@@ -730,4 +757,31 @@ t.test('get_me, companies/get, projects/list: hostile query strings and headers'
 
 t.test('update_name: hostile bodies, headers and ids', (t) => property(t, 'update_name', mutationArb('update_name'), RUNS.update_name))
 t.test('update_description: hostile bodies, headers and ids', (t) => property(t, 'update_description', mutationArb('update_description'), RUNS.update_description))
+t.test('after random mentions: subscriptions only of the project\'s company and never suspended; nobody notified of their own change, nor while suspended', async (t) => {
+  const crossCompany = await db.selectFrom('subscriptions as s')
+    .innerJoin('subscription_lists as l', 'l.id', 's.subscription_list_id')
+    .innerJoin('projects as p', 'p.id', 'l.project_id')
+    .innerJoin('people as pe', 'pe.id', 's.person_id')
+    .where((eb) => eb.or([eb('pe.company_id', '<>', eb.ref('p.company_id')), eb('pe.suspended_at', 'is not', null)]))
+    .select('s.id').execute()
+  t.same(crossCompany, [], 'no subscription of another company\'s or a suspended person')
+  const selfNotified = await db.selectFrom('notifications as n')
+    .innerJoin('activities as a', 'a.id', 'n.activity_id')
+    .innerJoin('people as pe', 'pe.id', 'n.person_id')
+    .where((eb) => eb.or([eb('n.person_id', '=', eb.ref('a.author_id')), eb('pe.suspended_at', 'is not', null)]))
+    .select('n.id').execute()
+  t.same(selfNotified, [], 'no notification of the author or a suspended person')
+  // And the invariants are not empty: a mention of the colleague does subscribe them.
+  const description = JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'mention', attrs: { id: shortId(colleague.id) } }, { type: 'text', text: ` ${randomUUID()}` }] }] })
+  const res = await app.inject({
+    method: 'POST', url: '/api/external/v1/projects/update_description',
+    headers: { authorization: `Bearer ${write}`, 'content-type': 'application/json' },
+    payload: { project_id: shortId(projects.editable.id), description }
+  })
+  t.equal(res.statusCode, 200)
+  latest = undefined // the properties that follow take a new snapshot of the projects
+  const mentioned = await db.selectFrom('subscriptions as s').innerJoin('subscription_lists as l', 'l.id', 's.subscription_list_id')
+    .where('l.project_id', '=', projects.editable.id).where('s.person_id', '=', colleague.id).select('s.type').execute()
+  t.equal(mentioned.length, 1, 'the mentioned colleague has one subscription on the project')
+})
 t.test('get: hostile query strings, headers and ids', (t) => property(t, 'get', getArb, RUNS.get))

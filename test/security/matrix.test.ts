@@ -262,6 +262,64 @@ t.test('every token kind × every other query answers as the table says, and onl
   }
 })
 
+// The notification operations: every token kind on each. A notification of the
+// member's (reset to unread before each call) is marked only by the member's write
+// token; the outsider's mark of it is the 404 of an unknown id, and every refusal
+// leaves it unread.
+const NOTIFICATIONS = '/api/external/v1/notifications'
+const NOTIFICATION_TABLE = `
+kind          list  get_unread_count  mark_as_read         mark_many_as_read    mark_all_as_read
+write         200   200               200                  200                  200
+read_only     200   200               403:read_only_token  403:read_only_token  403:read_only_token
+foreign       200   200               404                  404                  200
+expired       401   401               401                  401                  401
+revoked       401   401               401                  401                  401
+suspended     401   401               401                  401                  401
+malformed     401   401               401                  401                  401
+other_scheme  401   401               401                  401                  401
+empty         401   401               401                  401                  401
+missing       401   401               401                  401                  401
+`
+
+t.test('every token kind × notification operation answers as the table says, and marks only its own', async (t) => {
+  const note = await db.insertInto('notifications').values({
+    person_id: member.id, project_id: projects.internal.id, action: 'project_description_changed'
+  }).returning('id').executeTakeFirstOrThrow()
+  const [header, ...rows] = NOTIFICATION_TABLE.trim().split('\n').map((line) => line.trim().split(/\s+/))
+  const ops = header!.slice(1)
+  t.equal(rows.length * ops.length, 10 * 5, 'a cell for every combination')
+  const read = async () => (await db.selectFrom('notifications').select('read').where('id', '=', note.id).executeTakeFirstOrThrow()).read
+  for (const [kind, ...cells] of rows as Array<[Kind, ...string[]]>) {
+    for (const [i, op] of ops.entries()) {
+      const what = `${kind} ${op}`
+      const [statusText, code] = cells[i]!.split(':')
+      const status = Number(statusText)
+      await db.updateTable('notifications').set({ read: false, read_at: null }).where('id', '=', note.id).execute()
+      const headers: Record<string, string> = AUTHORIZATION[kind] === undefined ? {} : { authorization: AUTHORIZATION[kind] }
+      const payload = op === 'mark_as_read' ? { id: shortId(note.id) } : op === 'mark_many_as_read' ? { ids: [shortId(note.id)] } : {}
+      const res = op === 'list' || op === 'get_unread_count'
+        ? await server.inject({ method: 'GET', url: `${NOTIFICATIONS}/${op}`, headers })
+        : await server.inject({ method: 'POST', url: `${NOTIFICATIONS}/${op}`, headers, payload })
+      t.equal(res.statusCode, status, `${what}: ${cells[i]} (${res.body.slice(0, 120)})`)
+      t.notMatch(res.body, LEAK, `${what}: no stack trace or SQL`)
+      const marks = op.startsWith('mark')
+      t.equal(await read(), status === 200 && marks && kind === 'write', `${what}: the member's notification ${status === 200 && marks && kind === 'write' ? 'marked' : 'left unread'}`)
+      if (status !== 200) {
+        checkEnvelope(t, res, status, code ?? DEFAULT_CODE[status] ?? null, what)
+        t.notMatch(res.body, TABLE_NAME, `${what}: no table names`)
+        const challenge = status === 401 ? CHALLENGE[kind] : code === 'read_only_token' ? INSUFFICIENT_SCOPE : undefined
+        t.equal(res.headers['www-authenticate'], challenge, `${what}: WWW-Authenticate`)
+        continue
+      }
+      const body = res.json()
+      const own = kind === 'foreign' ? 0 : 1
+      if (op === 'list') t.same(body.notifications.map((n: { id: string }) => n.id), own ? [shortId(note.id)] : [], `${what}: only its own`)
+      else if (op === 'get_unread_count') t.same(body, { unread: own }, `${what}: only its own`)
+      else t.same(body, {}, what)
+    }
+  }
+})
+
 t.test('no token is stored in clear: every column of every table', async (t) => {
   const { rows: tables } = await sql<{ name: string }>`
     SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) AS name FROM pg_tables

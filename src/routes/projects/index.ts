@@ -17,6 +17,7 @@ import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
+import { mentionedPeople } from './mentions.js'
 
 /** The same body whether the project is absent, archived or invisible: existence never leaks. */
 const projectNotFound = () => httpErrors.notFound('project not found')
@@ -24,9 +25,11 @@ const projectNotFound = () => httpErrors.notFound('project not found')
 async function update (db: Db, caller: Caller, rawId: string, field: ProjectField, value: string): Promise<{ project: Project }> {
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
-  // One statement: the check, the write, the activity and the project as it is now.
+  // One statement: the check, the write, the activity, for a description the
+  // subscriptions and notifications, and the project as it is now.
   const result = await updateProjectField(db, {
-    projectId, personId: caller.personId, tokenId: caller.tokenId, field, value
+    projectId, personId: caller.personId, tokenId: caller.tokenId, field, value,
+    mentions: field === 'description' ? mentionedPeople(value) : undefined
   })
   if (result.outcome === 'not_found') throw projectNotFound()
   if (result.outcome === 'forbidden') throw httpErrors.forbidden('you may view this project but not edit it')
