@@ -40,6 +40,9 @@ export const ConfigSchema = Type.Object({
   AUTH_FAILURE_LIMIT_WINDOW_MS: Type.Integer({ default: 60000, minimum: 1000, description: 'Length of the failed-authentication window' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL; with it all instances share one rate-limit budget' })),
   TRUST_PROXY: TrustProxySchema,
+  WEBHOOKS_WORKER: Type.Boolean({ default: true, description: 'Deliver webhooks from this API process; false when separate workers (npm run worker) deliver them' }),
+  WEBHOOKS_WORKER_CONCURRENCY: Type.Integer({ default: 10, minimum: 1, maximum: 100, description: 'Deliveries one process makes at once' }),
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS: Type.Boolean({ default: false, description: 'Allow http and loopback/private webhook targets: for development and tests only, never in production' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 25000, minimum: 100, description: 'Longest a shutdown waits for requests in flight before it exits; keep it above DB_CONNECTION_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS' })
 })
 

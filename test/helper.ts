@@ -7,7 +7,7 @@ import type { Test } from 'tap'
 import app, { appOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 import type { Db } from '../src/db/index.js'
-import { TABLE_PRIVILEGES } from '../src/db/readiness.js'
+import { SCHEMAS, TABLE_PRIVILEGES } from '../src/db/readiness.js'
 import { createToken } from '../src/db/tokens.js'
 import type { AccessLevel, ContributorRole } from '../src/db/types.js'
 import { sluggedId } from '../src/ids.js'
@@ -222,7 +222,8 @@ export async function seedWriters (db: Db, count: number): Promise<{ projects: S
 /** Grants a role exactly what the service's statements need (db/readiness.ts), and the migration table. */
 export async function grantServicePrivileges (db: Db, role: string): Promise<void> {
   await sql`GRANT SELECT ON kysely_migration TO ${sql.id(role)}`.execute(db)
+  for (const schema of SCHEMAS) await sql`GRANT USAGE ON SCHEMA ${sql.id(schema)} TO ${sql.id(role)}`.execute(db)
   for (const [table, privileges] of Object.entries(TABLE_PRIVILEGES)) {
-    await sql`GRANT ${sql.raw(privileges.join(', '))} ON ${sql.id(table)} TO ${sql.id(role)}`.execute(db)
+    await sql`GRANT ${sql.raw(privileges.join(', '))} ON ${sql.table(table)} TO ${sql.id(role)}`.execute(db)
   }
 }

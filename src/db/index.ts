@@ -9,6 +9,14 @@ import type { Database } from './types.js'
 
 export type Db = Kysely<Database>
 
+type PGliteInstance = import('@electric-sql/pglite').PGlite
+const EMBEDDED = new WeakMap<Db, PGliteInstance>()
+
+/** The PGlite under an embedded database, for what must talk to it directly (the job engine); null on PostgreSQL. */
+export function embeddedDatabase (db: Db): PGliteInstance | null {
+  return EMBEDDED.get(db) ?? null
+}
+
 /** How to reach the database: filled from the configuration by dbOptions(). */
 export interface DbOptions {
   /** A postgres:// URL, or null for the embedded database. */
@@ -84,5 +92,6 @@ export async function createDb (options: DbOptions, { log }: { log?: LogConfig }
   // Kysely closes a driver only once it has been used: use it now, so that
   // destroy() always closes PGlite and releases the lock.
   await sql`SELECT 1`.execute(db)
+  EMBEDDED.set(db, pglite)
   return db
 }

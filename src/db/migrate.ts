@@ -4,6 +4,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { FileMigrationProvider, Migrator } from 'kysely/migration'
 import type { Db } from './index.js'
+import { installJobEngine } from './jobs.js'
 
 const migrationFolder = fileURLToPath(new URL('../../migrations', import.meta.url))
 
@@ -20,9 +21,13 @@ export async function expectedMigrations (): Promise<string[]> {
   return Object.keys(await provider.getMigrations()).sort()
 }
 
-/** Brings the schema up to date; returns the names of the migrations it applied. */
+/**
+ * Brings the schema up to date, the job engine's too (its schema is pg-boss's own
+ * to version); returns the names of the migrations it applied.
+ */
 export async function migrateToLatest (db: Db): Promise<string[]> {
   const { error, results } = await migrator(db).migrateToLatest()
   if (error) throw error
+  await installJobEngine(db)
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }

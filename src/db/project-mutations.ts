@@ -6,14 +6,18 @@ import { sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
 import { prepare, value, type ValueParameters } from './prepared.js'
 import { projectAggregate, projectSource, subscriptionSources, type AggregateRow, type ProjectView } from './project-aggregate.js'
+import { queueDeliveries } from './jobs.js'
 import type { Database } from './types.js'
 
 export type ProjectField = 'name' | 'description'
 
 const ACTIONS = {
-  name: { action: 'project_renamed', old: 'old_name', new: 'new_name' },
-  description: { action: 'project_description_changed', old: 'old_description', new: 'new_description' }
+  name: { action: 'project_renamed', old: 'old_name', new: 'new_name', event: 'project.renamed' },
+  description: { action: 'project_description_changed', old: 'old_description', new: 'new_description', event: 'project.description_changed' }
 } as const
+
+/** A webhook event carries a description up to this size; a longer one is flagged, without its text. */
+export const WEBHOOK_DESCRIPTION_MAX_BYTES = 64 * 1024
 
 // All CTEs of a statement share one snapshot, in which `projects` still holds the
 // old row: the aggregate reads the project's own columns from this CTE instead.
@@ -93,6 +97,39 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
           sql<string>`jsonb_build_object(${sql.lit(names.old)}, ${eb.ref(`target.${field}`)}, ${sql.lit(names.new)}, ${eb.ref(`changed.${field}`)})`.as('content')
         ]))
       .returning(['activities.id', 'activities.project_id']))
+    // The change's webhook event, one delivery per enabled endpoint of the company
+    // that takes it, and each delivery's first job: they commit with the change or
+    // not at all. The payload holds what the body is made of (src/presenters/webhook.ts).
+    .with('deliveries', (qb) => qb.insertInto('webhook_deliveries')
+      .columns(['webhook_id', 'event_id', 'event_type', 'payload'])
+      .expression((eb) => eb.selectFrom('webhooks as w')
+        .innerJoin('changed as p', 'p.company_id', 'w.company_id')
+        .innerJoin('target as t', 't.id', 'p.id')
+        .innerJoin('activity as a', (join) => join.onTrue())
+        .innerJoin('companies as c', 'c.id', 'p.company_id')
+        .innerJoin('people as actor', (join) => join.on('actor.id', '=', change.personId))
+        .where('w.enabled', '=', true)
+        .where(sql<boolean>`${sql.lit(names.event)} = ANY(w.events)`)
+        .select([
+          'w.id as webhook_id',
+          'a.id as event_id',
+          sql.lit(names.event).as('event_type'),
+          sql<Record<string, unknown>>`jsonb_build_object(
+            'type', ${sql.lit(names.event)},
+            'timestamp', now(),
+            'data', jsonb_build_object(
+              'project', jsonb_build_object('id', p.id, 'name', p.name),
+              'company', jsonb_build_object('id', c.id, 'name', c.name),
+              'actor', jsonb_build_object('id', actor.id, 'full_name', actor.full_name),
+              'change', ${field === 'name'
+                ? sql`jsonb_build_object('old_name', t.name, 'new_name', p.name)`
+                : sql`jsonb_build_object(
+                    'description', CASE WHEN octet_length(p.description) <= ${sql.lit(WEBHOOK_DESCRIPTION_MAX_BYTES)} THEN p.description END,
+                    'description_omitted', octet_length(p.description) > ${sql.lit(WEBHOOK_DESCRIPTION_MAX_BYTES)},
+                    'description_bytes', octet_length(p.description))`}))`.as('payload')
+        ]))
+      .returning(['webhook_deliveries.id as delivery_id', sql.lit(1).as('attempt'), sql<Date>`now()`.as('start_after')]))
+    .with('delivery_jobs', (qb) => queueDeliveries(qb, 'deliveries'))
     // The row as it is after this statement: the one just written, else the locked
     // one; empty when the person may not edit, so no aggregate is built for them.
     .with('latest', (qb) => qb.selectFrom('changed').selectAll()

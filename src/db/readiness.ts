@@ -4,7 +4,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from './types.js'
 
-type Privilege = 'SELECT' | 'UPDATE' | 'INSERT'
+type Privilege = 'SELECT' | 'UPDATE' | 'INSERT' | 'DELETE'
 
 /**
  * Each table the per-request statements (the token lookup and every operation)
@@ -30,10 +30,17 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   project_retrospectives: ['SELECT'],
   project_task_statuses: ['SELECT'],
   companies: ['SELECT'], // companies/get
-  signing_keys: ['SELECT'] // read once, for page cursors
+  signing_keys: ['SELECT'], // read once, for page cursors
+  webhooks: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // a change finds its endpoints; webhooks/*
+  webhook_deliveries: ['SELECT', 'INSERT'], // a change's outbox; webhooks/list_deliveries
+  'pgboss.job': ['INSERT'] // a delivery's job, queued by the change (src/db/jobs.ts)
 }
 
+/** The schemas of the tables above outside the search path: a role needs USAGE on each. */
+export const SCHEMAS = [...new Set(Object.keys(TABLE_PRIVILEGES).filter((t) => t.includes('.')).map((t) => t.split('.')[0]!))]
+
 const WANTED = Object.entries(TABLE_PRIVILEGES).flatMap(([table, privileges]) => privileges.map((p) => `${table} ${p}`))
+  .concat(SCHEMAS.map((schema) => `${schema} USAGE`))
 
 export interface Readiness {
   /** The newest migration applied. */
@@ -51,7 +58,9 @@ export async function readiness (db: Kysely<Database>): Promise<Readiness> {
       current_setting('transaction_read_only') = 'on' AS read_only,
       ARRAY(
         SELECT w.wanted FROM unnest(ARRAY[${sql.join(WANTED.map((w) => sql.lit(w)))}]::text[]) AS w(wanted)
-        WHERE NOT coalesce(has_table_privilege(to_regclass(split_part(w.wanted, ' ', 1)), split_part(w.wanted, ' ', 2)), false)
+        WHERE NOT coalesce(CASE WHEN split_part(w.wanted, ' ', 2) = 'USAGE'
+          THEN has_schema_privilege(to_regnamespace(split_part(w.wanted, ' ', 1))::oid, 'USAGE')
+          ELSE has_table_privilege(to_regclass(split_part(w.wanted, ' ', 1)), split_part(w.wanted, ' ', 2)) END, false)
       ) AS missing`.execute(db)
   return { migration: row?.migration ?? null, readOnly: row?.read_only ?? false, missing: row?.missing ?? [] }
 }

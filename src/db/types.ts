@@ -211,6 +211,57 @@ export interface SigningKeysTable {
   inserted_at: CreatedAt
 }
 
+export type WebhookEvent = 'project.renamed' | 'project.description_changed'
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'canceled'
+
+export interface WebhooksTable {
+  id: Generated<string>
+  company_id: string
+  url: string
+  events: WebhookEvent[]
+  description: Generated<string>
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: NullableTimestamp
+  enabled: Generated<boolean>
+  disabled_reason: string | null
+  disabled_at: NullableTimestamp
+  created_by: string | null
+  inserted_at: CreatedAt
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>
+  webhook_id: string
+  event_id: string
+  event_type: WebhookEvent
+  payload: JSONColumnType<Record<string, unknown>>
+  status: Generated<DeliveryStatus>
+  attempts: Generated<number>
+  last_attempt_at: NullableTimestamp
+  last_status_code: number | null
+  last_error: string | null
+  last_duration_ms: number | null
+  next_attempt_at: NullableTimestamp
+  delivered_at: NullableTimestamp
+  inserted_at: CreatedAt
+}
+
+/** The job engine's queue table (pg-boss 10, src/db/jobs.ts): the columns a job is made with. */
+export interface JobsTable {
+  id: Generated<string>
+  name: string
+  data: JSONColumnType<Record<string, unknown>>
+  state: Generated<string>
+  start_after: CreatedAt
+  expire_in: ColumnType<unknown, string | undefined, never>
+  retry_limit: Generated<number>
+  retry_delay: Generated<number>
+  retry_backoff: Generated<boolean>
+  keep_until: CreatedAt
+  policy: string | null
+}
+
 export interface Database {
   companies: CompaniesTable
   people: PeopleTable
@@ -231,4 +282,7 @@ export interface Database {
   activities: ActivitiesTable
   notifications: NotificationsTable
   signing_keys: SigningKeysTable
+  webhooks: WebhooksTable
+  webhook_deliveries: WebhookDeliveriesTable
+  'pgboss.job': JobsTable
 }
