@@ -69,6 +69,7 @@ import projects from './routes/projects/index.js'
 import people from './routes/people/index.js'
 import companies from './routes/companies/index.js'
 import notifications from './routes/notifications/index.js'
+import webhooks from './routes/webhooks/index.js'
 import cursors from './plugins/cursors.js'
 
 function prettyLogs (config: Config): boolean {
@@ -147,4 +148,5 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   await fastify.register(people, { prefix: '/api/external/v1/people' })
   await fastify.register(companies, { prefix: '/api/external/v1/companies' })
   await fastify.register(notifications, { prefix: '/api/external/v1/notifications' })
+  await fastify.register(webhooks, { prefix: '/api/external/v1/webhooks', allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS })
 }, { name: 'app' })

@@ -175,7 +175,17 @@ export function client (server: FastifyInstance, token?: string) {
     markAllAsRead: (): Promise<LightMyRequestResponse> =>
       server.inject({ method: 'POST', url: '/api/external/v1/notifications/mark_all_as_read', headers, payload: {} }),
     markManyAsRead: (ids: string[]): Promise<LightMyRequestResponse> =>
-      server.inject({ method: 'POST', url: '/api/external/v1/notifications/mark_many_as_read', headers, payload: { ids } })
+      server.inject({ method: 'POST', url: '/api/external/v1/notifications/mark_many_as_read', headers, payload: { ids } }),
+    createWebhook: (body: unknown): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: '/api/external/v1/webhooks/create', headers, payload: body as object }),
+    listWebhooks: (): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'GET', url: '/api/external/v1/webhooks/list', headers }),
+    deleteWebhook: (id: string): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: '/api/external/v1/webhooks/delete', headers, payload: { id } }),
+    rotateWebhookSecret: (id: string): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: '/api/external/v1/webhooks/rotate_secret', headers, payload: { id } }),
+    listDeliveries: (query: Record<string, string>): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'GET', url: '/api/external/v1/webhooks/list_deliveries', query, headers })
   }
 }
 

@@ -10,8 +10,8 @@ import type { PersonRow, ProjectView } from '../db/project-aggregate.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
 
-const iso = (value: Date | string) => new Date(value).toISOString()
-const isoOrNull = (value: Date | string | null) => value === null ? null : iso(value)
+export const iso = (value: Date | string) => new Date(value).toISOString()
+export const isoOrNull = (value: Date | string | null) => value === null ? null : iso(value)
 
 export function toPerson (p: PersonRow): Person {
   return { id: shortId(p.id), full_name: p.full_name, email: p.email, title: p.title, avatar_url: p.avatar_url, type: p.type }

@@ -9,11 +9,13 @@ import {
   NotificationSchema, PermissionsSchema, PersonSchema, ProjectSchema, RetrospectiveSchema, SpaceSchema,
   SubscriberSchema, SubscriptionListSchema, TaskStatusSchema, TimeframeSchema
 } from './projects.js'
+import { DeliverySchema, WebhookSchema } from './webhooks.js'
 
 const SHARED: TSchema[] = [
   ErrorSchema, ProjectSchema, PersonSchema, ContributorSchema, GoalSchema, SpaceSchema, KeyResourceSchema,
   CheckInSchema, MilestoneSchema, NotificationSchema, SubscriberSchema, SubscriptionListSchema,
-  RetrospectiveSchema, TaskStatusSchema, TimeframeSchema, AccessLevelsSchema, PermissionsSchema, CompanySchema
+  RetrospectiveSchema, TaskStatusSchema, TimeframeSchema, AccessLevelsSchema, PermissionsSchema, CompanySchema,
+  WebhookSchema, DeliverySchema
 ]
 
 /** Every shared schema by its $id; also TypeBox's context for checking a value against them (Value.Check(COMPONENTS, …)). */

@@ -6,7 +6,7 @@ import { sql, type LogEvent } from 'kysely'
 import t from 'tap'
 import { createDb, type Db } from '../../src/db/index.js'
 import { expectedMigrations } from '../../src/db/migrate.js'
-import { TABLE_PRIVILEGES } from '../../src/db/readiness.js'
+import { SCHEMAS, TABLE_PRIVILEGES } from '../../src/db/readiness.js'
 import { createTestDatabase, databaseOptions } from '../database.js'
 import { build, client, grantServicePrivileges, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../helper.js'
 
@@ -94,7 +94,8 @@ async function oneConnection (t: Tap) {
     for (const cleanup of cleanups.reverse()) await cleanup()
   })
   const company = await createCompany(db)
-  const person = await createPerson(db, company.id)
+  // An admin, so that the webhook operations serve them too.
+  const person = await createPerson(db, company.id, { isAdmin: true })
   const space = await createSpace(db, company.id, [person.id])
   const project = await createProject(db, space, { access: { space: 70 } })
   const api = client(server, (await tokenFor(db, person.email)).token)
@@ -161,6 +162,8 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
 
   statements.length = 0
   t.equal((await ready()).statusCode, 200, 'ready with exactly the privileges listed')
+  const hook = await api.createWebhook({ url: 'https://8.8.8.8/hook' })
+  t.equal(hook.statusCode, 200, 'a webhook, so that the changes below write deliveries and jobs')
   t.equal((await api.get(project.publicId)).statusCode, 200)
   t.equal((await api.updateName({ project_id: project.publicId, name: 'Renamed' })).statusCode, 200)
   t.equal((await api.updateDescription({ project_id: project.publicId, description: '"described"' })).statusCode, 200)
@@ -171,9 +174,13 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   t.equal((await api.unreadCount()).statusCode, 200)
   t.equal((await api.markAllAsRead()).statusCode, 200)
   t.equal((await api.markManyAsRead([])).statusCode, 200)
+  t.equal((await api.listWebhooks()).statusCode, 200)
+  t.equal((await api.listDeliveries({ webhook_id: hook.json().webhook.id })).json().deliveries.length, 2, 'the rename\'s and the description\'s')
+  t.equal((await api.rotateWebhookSecret(hook.json().webhook.id)).statusCode, 200)
+  t.equal((await api.deleteWebhook(hook.json().webhook.id)).statusCode, 200)
   // The list is the tables these statements name, no more and no fewer.
   // A schema-qualified table ("pgboss"."job") is named as TABLE_PRIVILEGES names it.
-  const sent = statements.map((s) => s.replaceAll('"."', '.'))
+  const sent = statements.map((s) => SCHEMAS.reduce((text, schema) => text.replace(new RegExp(`"${schema}"\\."(\\w+)"`, 'g'), `"${schema}.$1"`), s))
   const ctes = new Set(sent.flatMap((s) => [...s.matchAll(/"(\w+)" as \(/g)].map((m) => m[1]!)))
   const named = (pattern: RegExp) => new Set(sent.flatMap((s) => [...s.matchAll(pattern)].map((m) => m[1]!)).filter((n) => !ctes.has(n)))
   const listed = (privilege: string) => Object.keys(TABLE_PRIVILEGES).filter((table) => TABLE_PRIVILEGES[table]!.includes(privilege as never)).sort()
@@ -181,6 +188,7 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
     // An insert that updates on conflict updates its table too.
     t.same([...new Set([...named(/update "([\w.]+)"/g), ...named(/insert into "([\w.]+)" \((?:(?!insert into)[^])*? on conflict \([^)]*\) do update/g)])].sort(), listed('UPDATE'), 'every table updated')
   t.same([...named(/insert into "([\w.]+)"/g)].sort(), listed('INSERT'), 'every table inserted into')
+  t.same([...named(/delete from "([\w.]+)"/g)].sort(), listed('DELETE'), 'every table deleted from')
 
   await sql`RESET ROLE`.execute(db)
   await sql`REVOKE UPDATE ON projects FROM ${sql.id(role)}`.execute(db)
