@@ -92,6 +92,7 @@ export default fp(async (fastify) => {
       security: [{ bearerAuth: [] }],
       tags: [
         { name: 'projects', description: 'Read and change projects' },
+        { name: 'webhooks', description: "The company's signed webhook endpoints (Standard Webhooks), for its admins" },
         { name: 'health', description: 'Probes for orchestrators and load balancers; no token' }
       ]
     },

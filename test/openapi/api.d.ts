@@ -262,6 +262,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/external/v1/webhooks/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/webhooks/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The company's endpoints, oldest first, never with a secret; a disabled one says why. Company admins only: anyone else gets 403 `forbidden`.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/webhooks/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes an endpoint and its deliveries; no further attempt is made. An unknown id, or one of another company's, is 404. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
+         */
+        post: operations["deleteWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/webhooks/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Gives the endpoint a new signing secret, shown this once. For 24 hours every request is signed with both (two `v1,` signatures), so the receiver can switch without losing an event; a secret rotated away before that stops at once. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/webhooks/list_deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description The endpoint's latest deliveries, newest first: the event (its id is the `webhook-id` the receiver got) and type, the status, attempts, the last attempt's status code or error and duration, the next attempt and when it was delivered. `limit` 1 to 100 (default 50). Company admins only: anyone else gets 403 `forbidden`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -608,6 +708,77 @@ export interface components {
                  */
                 date: string;
             } | null;
+        };
+        /**
+         * @description An endpoint of the person's company that receives signed events
+         * @example {
+         *       "id": "4Yl7gDnh0qBbq8qkqWfSgS",
+         *       "url": "https://hooks.example.com/projects",
+         *       "events": [
+         *         "project.renamed",
+         *         "project.description_changed"
+         *       ],
+         *       "description": "Team chat",
+         *       "enabled": true,
+         *       "disabled_reason": null,
+         *       "inserted_at": "2026-11-24T15:02:11.512Z"
+         *     }
+         */
+        Webhook: {
+            /**
+             * @description Public id: base62 of a UUID, optionally after a slug and a dash
+             * @example 1S9sHJdXziGMetRhKlyYI1
+             */
+            id: string;
+            /** @description Where events are POSTed */
+            url: string;
+            /** @description The event types it receives */
+            events: ("project.renamed" | "project.description_changed")[];
+            /** @description What it is for */
+            description: string;
+            /** @description false once the endpoint answered 410 Gone, or kept failing for a whole retry schedule */
+            enabled: boolean;
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            inserted_at: string;
+        };
+        /** @description One event on its way to one endpoint */
+        WebhookDelivery: {
+            /**
+             * @description Public id: base62 of a UUID, optionally after a slug and a dash
+             * @example 1S9sHJdXziGMetRhKlyYI1
+             */
+            id: string;
+            /** @description The event (the message id a receiver gets as `webhook-id`) */
+            event_id: string;
+            /**
+             * @description An event type
+             * @enum {unknown}
+             */
+            event_type: "project.renamed" | "project.description_changed";
+            /**
+             * @description pending: attempts go on; delivered: a 2xx answered; failed: every attempt failed; canceled: the endpoint was disabled first
+             * @enum {unknown}
+             */
+            status: "pending" | "delivered" | "failed" | "canceled";
+            /** @description Attempts made so far */
+            attempts: number;
+            last_status_code: number | null;
+            last_error: string | null;
+            last_duration_ms: number | null;
+            last_attempt_at: string | null;
+            next_attempt_at: string | null;
+            delivered_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            inserted_at: string;
         };
     };
     responses: never;
@@ -2976,6 +3147,744 @@ export interface operations {
             };
             /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/projects",
+                 *       "description": "Team chat"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description An https URL on a public address (not loopback, private, link-local or otherwise reserved)
+                     * @example https://hooks.example.com/projects
+                     */
+                    url: string;
+                    /**
+                     * @description Event types to receive; default: all of them
+                     * @example [
+                     *       "project.renamed"
+                     *     ]
+                     */
+                    events?: ("project.renamed" | "project.description_changed")[];
+                    /**
+                     * @description What it is for (default empty)
+                     * @example Team chat
+                     */
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint and its signing secret, shown this once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "4Yl7gDnh0qBbq8qkqWfSgS",
+                     *         "url": "https://hooks.example.com/projects",
+                     *         "events": [
+                     *           "project.renamed",
+                     *           "project.description_changed"
+                     *         ],
+                     *         "description": "Team chat",
+                     *         "enabled": true,
+                     *         "disabled_reason": null,
+                     *         "inserted_at": "2026-11-24T15:02:11.512Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                        /**
+                         * @description The signing secret (Standard Webhooks): shown this once; keep it where the receiver verifies signatures
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                         */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The person is not an admin of the company (`forbidden`), or a read-only token on a mutation (`read_only_token`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The webhook is unknown, its id cannot be decoded, or it is another company's: one body for all. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company's endpoints (never a secret) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhooks": [
+                     *         {
+                     *           "id": "4Yl7gDnh0qBbq8qkqWfSgS",
+                     *           "url": "https://hooks.example.com/projects",
+                     *           "events": [
+                     *             "project.renamed",
+                     *             "project.description_changed"
+                     *           ],
+                     *           "description": "Team chat",
+                     *           "enabled": true,
+                     *           "disabled_reason": null,
+                     *           "inserted_at": "2026-11-24T15:02:11.512Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Oldest first */
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The person is not an admin of the company (`forbidden`), or a read-only token on a mutation (`read_only_token`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "4Yl7gDnh0qBbq8qkqWfSgS"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A webhook of the company
+                     * @example 4Yl7gDnh0qBbq8qkqWfSgS
+                     */
+                    id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The person is not an admin of the company (`forbidden`), or a read-only token on a mutation (`read_only_token`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The webhook is unknown, its id cannot be decoded, or it is another company's: one body for all. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "4Yl7gDnh0qBbq8qkqWfSgS"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A webhook of the company
+                     * @example 4Yl7gDnh0qBbq8qkqWfSgS
+                     */
+                    id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint and its signing secret, shown this once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "webhook": {
+                     *         "id": "4Yl7gDnh0qBbq8qkqWfSgS",
+                     *         "url": "https://hooks.example.com/projects",
+                     *         "events": [
+                     *           "project.renamed",
+                     *           "project.description_changed"
+                     *         ],
+                     *         "description": "Team chat",
+                     *         "enabled": true,
+                     *         "disabled_reason": null,
+                     *         "inserted_at": "2026-11-24T15:02:11.512Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": {
+                        webhook: components["schemas"]["Webhook"];
+                        /**
+                         * @description The signing secret (Standard Webhooks): shown this once; keep it where the receiver verifies signatures
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                         */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The person is not an admin of the company (`forbidden`), or a read-only token on a mutation (`read_only_token`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The webhook is unknown, its id cannot be decoded, or it is another company's: one body for all. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query: {
+                /**
+                 * @description A webhook of the company
+                 * @example 4Yl7gDnh0qBbq8qkqWfSgS
+                 */
+                webhook_id: string;
+                /**
+                 * @description Deliveries to answer, 1 to 100 (default 50)
+                 * @example 20
+                 */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endpoint's latest deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "2BZ1kDkrR3xoXyT6yN4h5s",
+                     *           "event_id": "6Q9Tgb1lXpDq2wYt0pVdKa",
+                     *           "event_type": "project.renamed",
+                     *           "status": "pending",
+                     *           "attempts": 1,
+                     *           "last_status_code": 503,
+                     *           "last_error": "the endpoint answered 503",
+                     *           "last_duration_ms": 41,
+                     *           "last_attempt_at": "2026-11-24T15:02:11.730Z",
+                     *           "next_attempt_at": "2026-11-24T15:02:16.730Z",
+                     *           "delivered_at": null,
+                     *           "inserted_at": "2026-11-24T15:02:11.512Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Newest first */
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The person is not an admin of the company (`forbidden`), or a read-only token on a mutation (`read_only_token`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The webhook is unknown, its id cannot be decoded, or it is another company's: one body for all. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

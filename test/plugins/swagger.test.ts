@@ -18,6 +18,7 @@ type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-exp
 const API = '/api/external/v1'
 const PROJECTS = `${API}/projects`
 const NOTIFICATIONS = `${API}/notifications`
+const WEBHOOKS = `${API}/webhooks`
 const DOCUMENT_URL = '/api/external/v1/openapi.json'
 const ERROR_REF = '#/components/schemas/Error'
 // helmet's default policy, which every API answer keeps.
@@ -42,7 +43,8 @@ const OPERATIONS = [
   `get ${NOTIFICATIONS}/get_unread_count`, `get ${NOTIFICATIONS}/list`, `post ${NOTIFICATIONS}/mark_all_as_read`,
   `post ${NOTIFICATIONS}/mark_as_read`, `post ${NOTIFICATIONS}/mark_many_as_read`,
   `get ${API}/people/get_me`,
-  `get ${PROJECTS}/get`, `get ${PROJECTS}/list`, `post ${PROJECTS}/update_description`, `post ${PROJECTS}/update_name`
+  `get ${PROJECTS}/get`, `get ${PROJECTS}/list`, `post ${PROJECTS}/update_description`, `post ${PROJECTS}/update_name`,
+  `post ${WEBHOOKS}/create`, `get ${WEBHOOKS}/list`, `post ${WEBHOOKS}/delete`, `post ${WEBHOOKS}/rotate_secret`, `get ${WEBHOOKS}/list_deliveries`
 ].sort()
 const operationsOf = (d: Json) => Object.entries(d.paths as Json).flatMap(([path, item]) =>
   Object.entries(item as Json).map(([method, operation]) => ({ path, method, operation: operation as Json })))
@@ -106,6 +108,11 @@ t.test('every error status an operation can answer is listed with the error enve
     [`post ${NOTIFICATIONS}/mark_as_read`]: mutation,
     [`post ${NOTIFICATIONS}/mark_many_as_read`]: mutation,
     [`post ${NOTIFICATIONS}/mark_all_as_read`]: mutation,
+    [`post ${WEBHOOKS}/create`]: mutation,
+    [`get ${WEBHOOKS}/list`]: [...query, '403'].sort(),
+    [`post ${WEBHOOKS}/delete`]: mutation,
+    [`post ${WEBHOOKS}/rotate_secret`]: mutation,
+    [`get ${WEBHOOKS}/list_deliveries`]: [...query, '403'].sort(),
     'get /health/live': ['200', '500'],
     'get /health/ready': ['200', '500', '503']
   }

@@ -21,7 +21,7 @@ const INSUFFICIENT_SCOPE = 'Bearer realm="api", error="insufficient_scope"'
 // A stack frame, a source position or SQL; in an error, also the name of a table
 // (a Project legitimately has a key named like one: notifications).
 const LEAK = /\bat \S+ \(|\bat file:|\.ts:\d|\.js:\d|\b(SELECT|UPDATE|INSERT|DELETE)\b|relation "/
-const TABLE_NAME = /\b(companies|people|spaces|space_members|goals|projects|project_contributors|project_pins|project_milestones|project_key_resources|project_check_ins|project_retrospectives|project_task_statuses|subscription_lists|subscriptions|api_tokens|activities|notifications)\b/
+const TABLE_NAME = /\b(webhooks|webhook_deliveries|companies|people|spaces|space_members|goals|projects|project_contributors|project_pins|project_milestones|project_key_resources|project_check_ins|project_retrospectives|project_task_statuses|subscription_lists|subscriptions|api_tokens|activities|notifications)\b/
 
 type Kind = 'write' | 'read_only' | 'expired' | 'revoked' | 'suspended' | 'foreign' | 'malformed' | 'other_scheme' | 'empty' | 'missing'
 type Op = 'update_name' | 'update_description' | 'get'
@@ -318,6 +318,90 @@ t.test('every token kind × notification operation answers as the table says, an
       else t.same(body, {}, what)
     }
   }
+})
+
+// The webhook operations: every token kind on each, against a webhook of the
+// member's company (made afresh before each call). Only the company's admin manages
+// it; the admin of another company gets the 404 of an unknown id for it (and its
+// own, empty, list); a refusal changes nothing.
+const WEBHOOKS = '/api/external/v1/webhooks'
+const WEBHOOK_TABLE = `
+kind             create               list           delete               rotate_secret        list_deliveries
+admin            200                  200            200                  200                  200
+admin_read_only  403:read_only_token  200            403:read_only_token  403:read_only_token  200
+foreign_admin    200                  200            404                  404                  404
+write            403:forbidden        403:forbidden  403:forbidden        403:forbidden        403:forbidden
+read_only        403:read_only_token  403:forbidden  403:read_only_token  403:read_only_token  403:forbidden
+foreign          403:forbidden        403:forbidden  403:forbidden        403:forbidden        403:forbidden
+expired          401                  401            401                  401                  401
+revoked          401                  401            401                  401                  401
+suspended        401                  401            401                  401                  401
+malformed        401                  401            401                  401                  401
+other_scheme     401                  401            401                  401                  401
+empty            401                  401            401                  401                  401
+missing          401                  401            401                  401                  401
+`
+
+t.test('every token kind × webhook operation answers as the table says, and manages only its company\'s', async (t) => {
+  const admin = await createPerson(db, company.id, { isAdmin: true })
+  const foreignAdmin = await createPerson(db, globex.id, { isAdmin: true })
+  const admins = {
+    admin: await tokenFor(db, admin.email),
+    admin_read_only: await tokenFor(db, admin.email, { readOnly: true }),
+    foreign_admin: await tokenFor(db, foreignAdmin.email)
+  }
+  issued.push(...Object.values(admins)) // looked for in clear below too
+  const authorization: Record<string, string | undefined> = {
+    ...AUTHORIZATION, ...Object.fromEntries(Object.entries(admins).map(([kind, { token }]) => [kind, `Bearer ${token}`]))
+  }
+  const [header, ...rows] = WEBHOOK_TABLE.trim().split('\n').map((line) => line.trim().split(/\s+/))
+  const ops = header!.slice(1)
+  t.equal(rows.length * ops.length, 13 * 5, 'a cell for every combination')
+  const state = async () => db.selectFrom('webhooks').select(['id', 'company_id', 'url', 'secret']).orderBy('inserted_at').orderBy('id').execute()
+  for (const [kind, ...cells] of rows as Array<[string, ...string[]]>) {
+    for (const [i, op] of ops.entries()) {
+      const what = `${kind} ${op}`
+      const [statusText, code] = cells[i]!.split(':')
+      const status = Number(statusText)
+      await db.deleteFrom('webhooks').execute()
+      const hook = await db.insertInto('webhooks').values({
+        company_id: company.id, url: 'https://hooks.example.com/a', events: ['project.renamed'], secret: 'whsec_' + randomBytes(32).toString('base64')
+      }).returning('id').executeTakeFirstOrThrow()
+      const before = await state()
+      const headers: Record<string, string> = authorization[kind] === undefined ? {} : { authorization: authorization[kind] }
+      const res = op === 'list' || op === 'list_deliveries'
+        ? await server.inject({ method: 'GET', url: `${WEBHOOKS}/${op}`, query: op === 'list' ? {} : { webhook_id: shortId(hook.id) }, headers })
+        : await server.inject({ method: 'POST', url: `${WEBHOOKS}/${op}`, headers, payload: op === 'create' ? { url: 'https://hooks.example.com/b' } : { id: shortId(hook.id) } })
+      t.equal(res.statusCode, status, `${what}: ${cells[i]} (${res.body.slice(0, 120)})`)
+      t.notMatch(res.body, LEAK, `${what}: no stack trace or SQL`)
+      const after = await state()
+      if (status !== 200) {
+        checkEnvelope(t, res, status, code ?? DEFAULT_CODE[status] ?? null, what)
+        const challenge = status === 401 ? CHALLENGE[kind as Kind] : code === 'read_only_token' ? INSUFFICIENT_SCOPE : undefined
+        t.equal(res.headers['www-authenticate'], challenge, `${what}: WWW-Authenticate`)
+        t.same(after, before, `${what}: nothing changed`)
+        continue
+      }
+      const body = res.json()
+      if (op === 'create') {
+        t.equal(after.length, 2, `${what}: one more webhook`)
+        t.equal(after[1]!.company_id, kind === 'foreign_admin' ? globex.id : company.id, `${what}: of the caller's company`)
+        t.equal(body.secret, after[1]!.secret, `${what}: its secret shown once`)
+      } else if (op === 'list') {
+        t.same(body.webhooks.map((w: { id: string }) => w.id), kind === 'foreign_admin' ? [] : [shortId(hook.id)], `${what}: only its company's`)
+        t.same(after, before)
+      } else if (op === 'delete') {
+        t.same(after, [], `${what}: deleted`)
+      } else if (op === 'rotate_secret') {
+        t.not(after[0]!.secret, before[0]!.secret, `${what}: a new secret`)
+        t.equal(body.secret, after[0]!.secret)
+      } else {
+        t.same(body, { deliveries: [] }, what)
+        t.same(after, before)
+      }
+    }
+  }
+  await db.deleteFrom('webhooks').execute()
 })
 
 t.test('no token is stored in clear: every column of every table', async (t) => {

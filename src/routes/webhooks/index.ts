@@ -50,7 +50,7 @@ const NO_WEBHOOK = Shared(ErrorSchema, {
   examples: [notFound().body()]
 })
 const mutation = { ...mutationErrors, 403: NOT_ADMIN, 404: NO_WEBHOOK }
-const query = { ...queryErrors, 403: NOT_ADMIN, 404: NO_WEBHOOK }
+const query = { ...queryErrors, 403: NOT_ADMIN }
 
 /** `limit`: digits (the schema's pattern), from 1 to the page's most. */
 function deliveryLimit (text: string | undefined): number {
@@ -156,7 +156,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
         `attempt and when it was delivered. \`limit\` 1 to ${DELIVERY_PAGE.max} (default ${DELIVERY_PAGE.default}). ${ADMINS_ONLY}`,
       security: [{ bearerAuth: [] }],
       querystring: ListDeliveriesQuerySchema,
-      response: { 200: DeliveryListResponseSchema, ...query, 400: invalidExample('/webhook_id', 'must not be blank') }
+      response: { 200: DeliveryListResponseSchema, ...query, 404: NO_WEBHOOK, 400: invalidExample('/webhook_id', 'must not be blank') }
     }
   }, async (request) => {
     const id = webhookId(request.query.webhook_id, '/webhook_id')
