@@ -9,6 +9,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import type { TokenListing } from './db/tokens.js'
+import type { Managed } from './db/webhooks.js'
 import { redactPasswords } from './redact.js'
 import { describeError } from './errors.js'
 import { isUuid } from './ids.js'
@@ -25,6 +26,15 @@ Commands:
   tokens list [--email <email>] [--json]
                                  list tokens (never their secrets)
   tokens revoke <token id>       revoke a token by its id (a UUID)
+  webhooks create --email <admin email> --url <url> [--events <event,...>] [--description <text>] [--json]
+                                 register a webhook endpoint for the admin's company; its
+                                 signing secret is shown once, here
+  webhooks list --email <admin email> [--json]
+                                 the company's endpoints (never their secrets)
+  webhooks delete --email <admin email> <webhook id>
+                                 delete an endpoint and its deliveries
+  webhooks deliveries --email <admin email> <webhook id> [--limit <n>] [--json]
+                                 an endpoint's latest deliveries, newest first
   openapi [file]                 write the OpenAPI document to file (stdout without one);
                                  needs no database
   help                           show this text
@@ -87,6 +97,59 @@ type Command =
   | { kind: 'tokens list', email: string | undefined, json: boolean }
   | { kind: 'tokens revoke', id: string }
   | { kind: 'openapi', file: string | undefined }
+  | { kind: 'webhooks create', email: string, url: string, events: string[] | null, description: string, json: boolean }
+  | { kind: 'webhooks list', email: string, json: boolean }
+  | { kind: 'webhooks delete', email: string, id: string }
+  | { kind: 'webhooks deliveries', email: string, id: string, limit: number, json: boolean }
+
+const WEBHOOK_EVENT_NAMES = ['project.renamed', 'project.description_changed']
+
+/** `webhooks <sub>`: each acts as the company admin named by --email, under the API's rules. */
+function parseWebhooks (rest: string[]): Command {
+  const [sub, ...args] = rest
+  const email = (values: { email?: string }): string => {
+    const value = nonBlank('--email', values.email)
+    if (value === undefined) throw new UsageError(`webhooks ${sub} needs --email <admin email>`)
+    return value
+  }
+  const id = (positionals: string[]): string => {
+    const value = positionals[0]
+    if (value === undefined || value.trim() === '') throw new UsageError(`webhooks ${sub} needs a webhook id`)
+    return value.trim()
+  }
+  if (sub === 'create') {
+    const { values } = parse(args, { email: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' }, json: { type: 'boolean' } })
+    if (values.help) return { kind: 'help' }
+    const url = nonBlank('--url', values.url)
+    if (url === undefined) throw new UsageError('webhooks create needs --url <url>')
+    let events: string[] | null = null
+    if (values.events !== undefined) {
+      events = [...new Set(values.events.split(',').map((e) => e.trim()).filter(Boolean))]
+      const unknown = events.find((e) => !WEBHOOK_EVENT_NAMES.includes(e))
+      if (events.length === 0 || unknown !== undefined) throw new UsageError(`--events takes ${WEBHOOK_EVENT_NAMES.join(' and/or ')}, comma-separated${unknown ? `, not '${unknown}'` : ''}`)
+    }
+    return { kind: 'webhooks create', email: email(values), url, events, description: values.description ?? '', json: values.json ?? false }
+  }
+  if (sub === 'list') {
+    const { values } = parse(args, { email: { type: 'string' }, json: { type: 'boolean' } })
+    if (values.help) return { kind: 'help' }
+    return { kind: 'webhooks list', email: email(values), json: values.json ?? false }
+  }
+  if (sub === 'delete') {
+    const { values, positionals } = parse(args, { email: { type: 'string' } }, 1)
+    if (values.help) return { kind: 'help' }
+    return { kind: 'webhooks delete', email: email(values), id: id(positionals) }
+  }
+  if (sub === 'deliveries') {
+    const { values, positionals } = parse(args, { email: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } }, 1)
+    if (values.help) return { kind: 'help' }
+    const limit = values.limit === undefined ? 50 : Number(values.limit)
+    if (!/^\d+$/.test(values.limit ?? '50') || limit < 1 || limit > 100) throw new UsageError(`--limit must be from 1 to 100, not '${values.limit}'`)
+    return { kind: 'webhooks deliveries', email: email(values), id: id(positionals), limit, json: values.json ?? false }
+  }
+  if (sub === undefined) throw new UsageError('webhooks needs a subcommand: create, list, delete or deliveries')
+  throw new UsageError(`unknown webhooks subcommand '${sub}'`)
+}
 
 function parseCommand (argv: string[]): Command {
   const [name, ...rest] = argv
@@ -148,6 +211,8 @@ function parseCommand (argv: string[]): Command {
     throw new UsageError(`unknown tokens subcommand '${sub}'`)
   }
 
+  if (name === 'webhooks') return parseWebhooks(rest)
+
   if (name === 'openapi') {
     const { values, positionals } = parse(rest, {}, 1)
     if (values.help) return { kind: 'help' }
@@ -207,8 +272,7 @@ function tokenTable (tokens: TokenListing[]): string {
       t.expires_at ?? 'never', t.last_used_at ?? 'never', t.inserted_at
     ])
   ]
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
+  return table(rows[0]!, rows.slice(1))
 }
 
 /**
@@ -277,7 +341,81 @@ async function run (command: Exclude<Command, { kind: 'help' } | { kind: 'openap
         throw new CommandError(`no active token with id ${command.id} (unknown or already revoked)`)
       }
       out(`revoked token ${command.id}`)
+      return
+    case 'webhooks create':
+    case 'webhooks list':
+    case 'webhooks delete':
+    case 'webhooks deliveries':
+      return await webhooksCommand(command, db, config)
   }
+}
+
+type WebhooksCommand = Extract<Command, { kind: `webhooks ${string}` }>
+
+async function webhooksCommand (command: WebhooksCommand, db: Db, config: Config): Promise<void> {
+  const [hooks, { toDelivery, toWebhook }, { checkWebhookUrl, TargetRefused }, { newWebhookSecret }, { decodeId }] = await Promise.all([
+    import('./db/webhooks.js'), import('./presenters/webhook.js'), import('./webhooks/targets.js'), import('./webhooks/secrets.js'), import('./ids.js')
+  ])
+  const person = await db.selectFrom('people').select('id').where('email', '=', command.email).executeTakeFirst()
+  if (person === undefined) throw new CommandError(`no person with e-mail ${command.email}`)
+  const done = <T>(result: Managed<T>): T => {
+    if (result.outcome === 'forbidden') throw new CommandError(`${command.email} is not an admin of their company (or is suspended): only admins manage webhooks`)
+    if (result.outcome === 'not_found') throw new CommandError(`no webhook ${'id' in command ? command.id : ''} in ${command.email}'s company`)
+    if (result.outcome === 'full') throw new CommandError(`the company has ${hooks.WEBHOOKS_PER_COMPANY} webhooks already; delete one first`)
+    return result.value
+  }
+  const webhookId = (id: string) => decodeId(id) ?? '00000000-0000-0000-0000-000000000000'
+  switch (command.kind) {
+    case 'webhooks create': {
+      let url: URL
+      try {
+        url = await checkWebhookUrl(command.url, { allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS })
+      } catch (error) {
+        if (error instanceof TargetRefused) throw new CommandError(`--url ${error.message}`)
+        throw error
+      }
+      const secret = newWebhookSecret()
+      const webhook = toWebhook(done(await hooks.createWebhook(db, {
+        personId: person.id, url: url.href, events: (command.events ?? WEBHOOK_EVENT_NAMES) as never, description: command.description, secret
+      })))
+      if (command.json) {
+        out(JSON.stringify({ webhook, secret }, null, 2))
+        return
+      }
+      out(secret)
+      log(`created webhook ${webhook.id} for ${webhook.url} (${webhook.events.join(', ')}); its signing secret is not shown again`)
+      return
+    }
+    case 'webhooks list': {
+      const webhooks = done(await hooks.listWebhooks(db, person.id)).map(toWebhook)
+      if (command.json) out(JSON.stringify(webhooks, null, 2))
+      else if (webhooks.length === 0) log('no webhooks')
+      else out(table(['ID', 'URL', 'EVENTS', 'ENABLED', 'CREATED'], webhooks.map((w) => [w.id, w.url, w.events.join(','), w.enabled ? 'yes' : `no: ${w.disabled_reason ?? ''}`, w.inserted_at])))
+      return
+    }
+    case 'webhooks delete':
+      done(await hooks.deleteWebhook(db, person.id, webhookId(command.id)))
+      out(`deleted webhook ${command.id}`)
+      return
+    case 'webhooks deliveries': {
+      const deliveries = done(await hooks.listDeliveries(db, person.id, webhookId(command.id), command.limit)).map(toDelivery)
+      if (command.json) out(JSON.stringify(deliveries, null, 2))
+      else if (deliveries.length === 0) log('no deliveries')
+      else {
+        out(table(['EVENT', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST', 'NEXT ATTEMPT', 'DELIVERED'], deliveries.map((d) => [
+          d.event_id, d.event_type, d.status, String(d.attempts),
+          d.last_status_code !== null ? String(d.last_status_code) : d.last_error ?? '-', d.next_attempt_at ?? '-', d.delivered_at ?? '-'
+        ])))
+      }
+    }
+  }
+}
+
+/** Columns padded to their widest cell. */
+function table (header: string[], rows: string[][]): string {
+  const all = [header, ...rows]
+  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)))
+  return all.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
 }
 
 /** Runs one command line; returns the exit code. */
