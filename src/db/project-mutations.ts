@@ -101,7 +101,7 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
     // that takes it, and each delivery's first job: they commit with the change or
     // not at all. The payload holds what the body is made of (src/presenters/webhook.ts).
     .with('deliveries', (qb) => qb.insertInto('webhook_deliveries')
-      .columns(['webhook_id', 'event_id', 'event_type', 'payload'])
+      .columns(['webhook_id', 'event_id', 'event_type', 'payload', 'next_attempt_at'])
       .expression((eb) => eb.selectFrom('webhooks as w')
         .innerJoin('changed as p', 'p.company_id', 'w.company_id')
         .innerJoin('target as t', 't.id', 'p.id')
@@ -126,7 +126,8 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
                 : sql`jsonb_build_object(
                     'description', CASE WHEN octet_length(p.description) <= ${sql.lit(WEBHOOK_DESCRIPTION_MAX_BYTES)} THEN p.description END,
                     'description_omitted', octet_length(p.description) > ${sql.lit(WEBHOOK_DESCRIPTION_MAX_BYTES)},
-                    'description_bytes', octet_length(p.description))`}))`.as('payload')
+                    'description_bytes', octet_length(p.description))`}))`.as('payload'),
+          sql<Date>`now()`.as('next_attempt_at')
         ]))
       .returning(['webhook_deliveries.id as delivery_id', sql.lit(1).as('attempt'), sql<Date>`now()`.as('start_after')]))
     .with('delivery_jobs', (qb) => queueDeliveries(qb, 'deliveries'))
