@@ -195,3 +195,34 @@ t.test('notifications through the typed client: a mention arrives, is counted, l
   t.equal(foreign.response.status, 404)
   t.equal(foreign.error?.code, 'not_found', "the champion may not mark the colleague's")
 })
+
+t.test('webhooks through the typed client: an admin creates, lists, rotates, reads deliveries and deletes; others get a typed 403', async (t) => {
+  const admins = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${(await tokenFor(db, admin.email)).token}` } })
+  const created = await admins.POST('/api/external/v1/webhooks/create', { body: { url: 'https://8.8.8.8/typed', events: ['project.renamed'] } })
+  t.equal(created.response.status, 200)
+  const secret: string | undefined = created.data?.secret
+  const webhook = created.data?.webhook
+  t.match(secret, /^whsec_/)
+  t.same(webhook?.events, ['project.renamed'])
+  const stored = await db.selectFrom('webhooks').selectAll().where('company_id', '=', company.id).executeTakeFirstOrThrow()
+  t.equal(stored.secret, secret)
+
+  const renamed = await api.POST('/api/external/v1/projects/update_name', { body: { project_id: project.publicId, name: 'Typed Client 3' } })
+  t.equal(renamed.response.status, 200)
+  const deliveries = await admins.GET('/api/external/v1/webhooks/list_deliveries', { params: { query: { webhook_id: webhook!.id } } })
+  t.equal(deliveries.response.status, 200)
+  t.equal(deliveries.data?.deliveries.length, 1)
+  t.equal(deliveries.data?.deliveries[0]?.event_type, 'project.renamed')
+
+  const listed = await admins.GET('/api/external/v1/webhooks/list')
+  t.same(listed.data?.webhooks.map((w) => w.url), ['https://8.8.8.8/typed'])
+  const rotated = await admins.POST('/api/external/v1/webhooks/rotate_secret', { body: { id: webhook!.id } })
+  t.not(rotated.data?.secret, secret)
+
+  const refused = await api.GET('/api/external/v1/webhooks/list')
+  t.equal(refused.response.status, 403)
+  t.equal(refused.error?.code, 'forbidden', 'the champion is no admin')
+  const deleted = await admins.POST('/api/external/v1/webhooks/delete', { body: { id: webhook!.id } })
+  t.same(deleted.data, {})
+  t.equal((await db.selectFrom('webhooks').select('id').where('company_id', '=', company.id).execute()).length, 0)
+})
