@@ -48,7 +48,7 @@
 import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
 import type { Server } from 'node:http'
-import type { FastifyHttpOptions, FastifyServerOptions } from 'fastify'
+import type { FastifyHttpOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
@@ -106,8 +106,7 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
     ...transportOptions(config),
     genReqId: requestId,
     requestIdHeader: false,
-    // Fastify takes a hop count too, though its type does not say so.
-    trustProxy: config.TRUST_PROXY as FastifyServerOptions['trustProxy'],
+    trustProxy: config.TRUST_PROXY,
     // Fastify's own closing 503 is not in the error envelope; requests that reach
     // a closing server are served instead (see plugins/transport.ts).
     return503OnClosing: false,

@@ -5,17 +5,18 @@ import { redactPasswords } from './redact.js'
 
 /**
  * The proxies whose X-Forwarded-For is believed, as Fastify's trustProxy takes
- * them: `true` or `false`, a hop count, or addresses and CIDRs. (Fastify 5.12
- * trusts no proxy for a hop count: it cannot tell the nearest peer is one.)
+ * them: `true` or `false`, or addresses and CIDRs. A hop count is refused: Fastify
+ * 5.12 trusts no proxy for one (it cannot tell that the nearest peer is a proxy),
+ * so it would silently believe nobody.
  */
-type TrustProxy = boolean | number | string[]
+type TrustProxy = boolean | string[]
 
 const TrustProxySchema = Type.Codec(Type.String({
   default: 'false',
-  description: 'Proxies whose X-Forwarded-For is believed: false, true, a hop count, or comma-separated addresses/CIDRs'
+  description: 'Proxies whose X-Forwarded-For is believed: false, true, or comma-separated addresses/CIDRs',
+  pattern: '^(?![0-9]+$)'
 })).Decode((value): TrustProxy => {
   if (value === 'true' || value === 'false') return value === 'true'
-  if (/^\d+$/.test(value)) return Number(value)
   return value.split(',').map((entry) => entry.trim()).filter(Boolean)
 }).Encode((value) => Array.isArray(value) ? value.join(',') : String(value))
 
@@ -63,7 +64,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   for (const e of Value.Errors(ConfigSchema, config)) {
     const name = e.instancePath.slice(1) || 'environment'
     // A URL's password is never repeated: the message goes to logs and terminals.
-    if (!lines.has(name)) lines.set(name, `${name}=${redactPasswords(JSON.stringify(env[name] ?? ''))}: ${e.message}`)
+    const message = name === 'TRUST_PROXY' ? HOP_COUNT : e.message
+    if (!lines.has(name)) lines.set(name, `${name}=${redactPasswords(JSON.stringify(env[name] ?? ''))}: ${message}`)
   }
   if (lines.size > 0) throw configError(lines.values())
   const decoded = Value.Decode(ConfigSchema, config)
@@ -72,6 +74,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   if (headers > request) throw configError([`REQUEST_TIMEOUT_MS=${JSON.stringify(String(request))}: must be at least HEADERS_TIMEOUT_MS (${headers})`])
   return decoded
 }
+
+const HOP_COUNT = 'a hop count is not taken: it would trust no proxy (nothing can tell that the nearest peer is one); give the proxies\' addresses or CIDRs, or true'
 
 function configError (lines: Iterable<string>): ConfigError {
   return new ConfigError(`invalid configuration:\n  ${[...lines].join('\n  ')}`)
