@@ -49,7 +49,7 @@ import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
 import type { Server } from 'node:http'
 import type { FastifyHttpOptions, FastifyServerOptions } from 'fastify'
-import type { DestinationStream } from 'pino'
+import type { DestinationStream, LoggerOptions } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import { COMPONENTS } from './schemas/components.js'
@@ -82,24 +82,31 @@ function prettyLogs (config: Config): boolean {
   }
 }
 
-export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
+/** The log's settings (pino's), for the server and the worker process alike. */
+export function loggerOptions (config: Config, options: { logStream?: DestinationStream } = {}): LoggerOptions {
   const pretty = options.logStream === undefined && prettyLogs(config)
   return {
+    level: config.LOG_LEVEL,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    serializers: {
+      req: (req) => ({
+        method: req.method,
+        // A token belongs in the Authorization header, but a client may put one
+        // anywhere else: in the URL (percent-encoded or not) or in a header.
+        url: redactTokens(req.url),
+        remoteAddress: req.ip,
+        userAgent: req.headers?.['user-agent'] === undefined ? undefined : redactTokens(req.headers['user-agent'])
+      })
+    },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+  }
+}
+
+export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
+  return {
     logger: {
-      level: config.LOG_LEVEL,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-      serializers: {
-        req: (req) => ({
-          method: req.method,
-          // A token belongs in the Authorization header, but a client may put one
-          // anywhere else: in the URL (percent-encoded or not) or in a header.
-          url: redactTokens(req.url),
-          remoteAddress: req.ip,
-          userAgent: req.headers?.['user-agent'] === undefined ? undefined : redactTokens(req.headers['user-agent'])
-        })
-      },
-      ...(options.logStream ? { stream: options.logStream } : {}),
-      ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+      ...loggerOptions(config, options),
+      ...(options.logStream ? { stream: options.logStream } : {})
     },
     bodyLimit: config.BODY_LIMIT_BYTES,
     ...transportOptions(config),

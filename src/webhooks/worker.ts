@@ -1,0 +1,137 @@
+// The delivery workers of one process: pg-boss workers on the delivery queue, as
+// many as WEBHOOKS_WORKER_CONCURRENCY, each making one attempt at a time. Any
+// number of processes may run them on one database: pg-boss hands each job to
+// one worker (SELECT … FOR UPDATE SKIP LOCKED), and a job left active by a
+// process that died is run again after the queue's expiry (crash recovery).
+import type { FastifyBaseLogger } from 'fastify'
+import type PgBoss from 'pg-boss'
+import type { Db } from '../db/index.js'
+import { DELIVERY_QUEUE, deliveryQueuePolicy, jobEngine, jobEngineDb, type DeliveryJob, type JobEngineDb } from '../db/jobs.js'
+import { isUuid } from '../ids.js'
+import { Deliverer, type DeliverySettings } from './deliver.js'
+
+/** An idle worker looks for a job this often; a busy one looks again as soon as it is done. */
+export const POLLING_INTERVAL_SECONDS = 1
+
+/** What a stop keeps, after the grace for attempts under way, to hand the rest back. */
+const HANDBACK_MS = 1000
+
+export interface WorkerOptions {
+  settings: DeliverySettings
+  /** WEBHOOKS_WORKER_CONCURRENCY. */
+  concurrency: number
+  /** WEBHOOKS_JOB_EXPIRY_SECONDS: set on the queue, for the jobs made from now on. */
+  jobExpirySeconds: number
+  log: FastifyBaseLogger
+}
+
+export interface DeliveryWorker {
+  /**
+   * Takes no more jobs, lets the attempts under way finish until shortly before
+   * `deadline` (epoch ms), then hands back the jobs of those still running
+   * (failed in pg-boss, so that they run again) and cuts their requests short.
+   * Resolves once nothing of the worker uses the database any more.
+   */
+  stop: (deadline: number) => Promise<void>
+}
+
+/**
+ * The deadline for a worker's stop in a shutdown of SHUTDOWN_TIMEOUT_MS starting
+ * now: the shutdown's, less a moment (up to a second) to close the database after.
+ */
+export function shutdownDeadline (shutdownTimeoutMs: number, now: number = Date.now()): number {
+  return now + shutdownTimeoutMs - Math.min(1000, Math.floor(shutdownTimeoutMs / 4))
+}
+
+/** pg-boss's expiry check runs this often: a dead process's job waits at most the expiry and this. */
+export function maintenanceIntervalSeconds (jobExpirySeconds: number): number {
+  return Math.max(1, Math.min(30, Math.floor(jobExpirySeconds / 4)))
+}
+
+function deliveryJob (data: unknown): DeliveryJob | null {
+  const job = data as Partial<DeliveryJob> | null
+  if (typeof job?.delivery_id !== 'string' || !isUuid(job.delivery_id)) return null
+  if (typeof job.attempt !== 'number' || !Number.isInteger(job.attempt) || job.attempt < 1) return null
+  return { delivery_id: job.delivery_id, attempt: job.attempt }
+}
+
+/** The statements pg-boss has under way, so that a stop can wait for the last of them. */
+function counted (engineDb: JobEngineDb): JobEngineDb & { idle: () => Promise<void> } {
+  const pending = new Set<Promise<unknown>>()
+  return {
+    executeSql (text, values) {
+      const running = engineDb.executeSql(text, values)
+      pending.add(running)
+      running.then(() => pending.delete(running), () => pending.delete(running))
+      return running
+    },
+    async idle () {
+      while (pending.size > 0) await Promise.allSettled([...pending])
+    }
+  }
+}
+
+export async function startDeliveryWorker (db: Db, options: WorkerOptions): Promise<DeliveryWorker> {
+  const { log } = options
+  const engineDb = counted(jobEngineDb(db))
+  const boss = jobEngine(db, { supervise: true, maintenanceIntervalSeconds: maintenanceIntervalSeconds(options.jobExpirySeconds), engineDb })
+  boss.on('error', (err: Error) => log.error({ err }, 'webhook job engine error'))
+  await boss.start()
+  await boss.updateQueue(DELIVERY_QUEUE, deliveryQueuePolicy(options.jobExpirySeconds))
+
+  const deliverer = new Deliverer(db, options.settings, log)
+  const shutdown = new AbortController()
+  const running = new Set<Promise<unknown>>()
+  let stopping = false
+
+  const handle = (workerId: () => string | undefined) => async (jobs: Array<PgBoss.Job<unknown>>) => {
+    for (const job of jobs) {
+      // A job fetched as the stop began is handed back untouched.
+      if (stopping) throw new Error('the worker is stopping: the job is handed back')
+      const data = deliveryJob(job.data)
+      if (data === null) {
+        log.error({ job_id: job.id, data: job.data }, 'webhook delivery job without a delivery id and attempt: dropped')
+        continue
+      }
+      const attempt = deliverer.attempt(data, shutdown.signal)
+      running.add(attempt)
+      try {
+        await attempt
+      } finally {
+        running.delete(attempt)
+      }
+    }
+    // More may be waiting: look again now rather than after the polling interval.
+    const id = workerId()
+    if (id !== undefined) boss.notifyWorker(id)
+  }
+
+  for (let i = 0; i < options.concurrency; i++) {
+    let id: string | undefined
+    id = await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS }, handle(() => id))
+  }
+  log.info({ concurrency: options.concurrency, job_expiry_seconds: options.jobExpirySeconds }, 'webhook delivery worker started')
+
+  return {
+    async stop (deadline) {
+      stopping = true
+      const grace = Math.max(0, deadline - Date.now() - HANDBACK_MS)
+      try {
+        // Graceful: no more fetching, then waits for the handlers under way; past
+        // the grace it fails the jobs still running, which puts them up for a retry.
+        await boss.stop({ graceful: true, wait: true, close: false, timeout: grace })
+      } catch (err) {
+        log.error({ err }, 'webhook delivery worker: stopping the job engine failed')
+      }
+      const handedBack = running.size
+      shutdown.abort()
+      await Promise.allSettled([...running])
+      // pg-boss completes or fails a job once its handler has returned (a few
+      // promise steps later, within this turn of the event loop): let that land.
+      await new Promise((resolve) => setImmediate(resolve))
+      await engineDb.idle()
+      await deliverer.close()
+      log.info({ handed_back: handedBack }, 'webhook delivery worker stopped')
+    }
+  }
+}
