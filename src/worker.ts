@@ -13,10 +13,7 @@ import { migrateToLatest } from './db/migrate.js'
 import { describeError } from './errors.js'
 import { redactPasswords } from './redact.js'
 import { deliverySettings, PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
-import { shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
-
-export const EMBEDDED_REFUSAL = 'a webhook worker needs DATABASE_URL (PostgreSQL). The embedded database can be opened by one process only, ' +
-  'so with it the API process delivers webhooks itself (WEBHOOKS_WORKER=true, the default): run the server alone.'
+import { EMBEDDED_REFUSAL, shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
 
 async function main (): Promise<void> {
   let config: Config

@@ -10,6 +10,10 @@ import { DELIVERY_QUEUE, deliveryQueuePolicy, jobEngine, jobEngineDb, type Deliv
 import { isUuid } from '../ids.js'
 import { Deliverer, type DeliverySettings } from './deliver.js'
 
+/** Why `npm run worker` does not start on the embedded database. */
+export const EMBEDDED_REFUSAL = 'a webhook worker needs DATABASE_URL (PostgreSQL). The embedded database can be opened by one process only, ' +
+  'so with it the API process delivers webhooks itself (WEBHOOKS_WORKER=true, the default): run the server alone.'
+
 /** An idle worker looks for a job this often; a busy one looks again as soon as it is done. */
 export const POLLING_INTERVAL_SECONDS = 1
 
