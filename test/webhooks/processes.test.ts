@@ -125,23 +125,45 @@ t.test('embedded database: the server killed mid-delivery, the event is delivere
   sameEvent(t, receiver, s, activity!.id)
 })
 
-t.test('SIGTERM with a delivery in flight: it finishes and is recorded, then the process exits 0', { skip: needsPostgres }, async (t) => {
-  const database = await createTestDatabase()
-  t.teardown(() => database.close())
-  const { db, url } = database
+t.test('SIGTERM with a delivery in flight: it finishes and is recorded, then the process exits 0', async (t) => {
   const receiver = await startReceiver(t)
   let release: () => void = () => {}
   const released = new Promise<void>((resolve) => { release = resolve })
   receiver.answer(async () => { await released; return { status: 200 } })
+  // The suite's database: PostgreSQL when DATABASE_URL is set, else an embedded one
+  // (opened here only while the server is not running).
+  let env: Record<string, string>
+  let open: () => Promise<Db>
+  if (process.env.DATABASE_URL) {
+    const database = await createTestDatabase()
+    t.teardown(() => database.close())
+    env = { DATABASE_URL: database.url! }
+    open = async () => database.db
+  } else {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'webhooks-sigterm-'))
+    t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+    env = { DATA_DIR: dataDir }
+    open = async () => {
+      const db = await createDb({ ...databaseOptions(), dataDir })
+      await migrateToLatest(db)
+      return db
+    }
+  }
+  let db = await open()
   const s = await scene(db, receiver)
+  if (!process.env.DATABASE_URL) await db.destroy()
 
-  const server = await launchServer({ t, env: { ...ENV, DATABASE_URL: url! } })
+  const server = await launchServer({ t, env: { ...ENV, ...env } })
   await rename(server, s, 'Finishing')
   t.ok(await receiver.waitForRequests(1))
   server.child.kill('SIGTERM')
   t.ok(await waitFor(() => logLines(server).some((l) => l.msg === 'shutting down'), 10_000), 'shutting down')
   release()
   t.equal(await server.exitWithin(20_000), 0, 'exit 0')
+  if (!process.env.DATABASE_URL) {
+    db = await open()
+    t.teardown(() => db.destroy())
+  }
   t.match(await deliveriesOf(db, s.hook.id), [{ status: 'delivered', attempts: 1, last_status_code: 200 }], 'the delivery in flight finished and was recorded')
   t.match(logLines(server).find((l) => l.msg === 'webhook delivery worker stopped'), { handed_back: 0 })
   t.same((await deliveryJobs(db)).map((j) => j.state), ['completed'])
