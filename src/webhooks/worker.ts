@@ -14,8 +14,13 @@ import { Deliverer, type DeliverySettings } from './deliver.js'
 export const EMBEDDED_REFUSAL = 'a webhook worker needs DATABASE_URL (PostgreSQL). The embedded database can be opened by one process only, ' +
   'so with it the API process delivers webhooks itself (WEBHOOKS_WORKER=true, the default): run the server alone.'
 
-/** An idle worker looks for a job this often; a busy one looks again as soon as it is done. */
-export const POLLING_INTERVAL_SECONDS = 1
+/**
+ * The workers of a process take turns looking for a job, one at least this long
+ * after the last (a tenth of a second: at most ten looks a second, evenly spread,
+ * whatever the concurrency); a busy worker looks again as soon as it is done. With
+ * the default concurrency of 10, each idle worker looks about every second.
+ */
+export const POLLING_TURN_MS = 100
 
 /** What a stop keeps, after the grace for attempts under way, to hand the rest back. */
 const HANDBACK_MS = 1000
@@ -88,7 +93,20 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
   const running = new Set<Promise<unknown>>()
   let stopping = false
 
-  const handle = (workerId: () => string | undefined) => async (jobs: Array<PgBoss.Job<unknown>>) => {
+  const ids: string[] = []
+  const busy = new Set<number>()
+  const handle = (index: number) => async (jobs: Array<PgBoss.Job<unknown>>) => {
+    busy.add(index)
+    try {
+      await attempts(jobs)
+    } finally {
+      busy.delete(index)
+    }
+    // More may be waiting: look again now rather than after the polling interval.
+    const id = ids[index]
+    if (id !== undefined) boss.notifyWorker(id)
+  }
+  const attempts = async (jobs: Array<PgBoss.Job<unknown>>) => {
     for (const job of jobs) {
       // A job fetched as the stop began is handed back untouched.
       if (stopping) throw new Error('the worker is stopping: the job is handed back')
@@ -105,20 +123,33 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
         running.delete(attempt)
       }
     }
-    // More may be waiting: look again now rather than after the polling interval.
-    const id = workerId()
-    if (id !== undefined) boss.notifyWorker(id)
   }
 
+  // The turns below wake the idle workers one at a time; each worker's own timer
+  // (pg-boss's polling, twice as long as a round of turns) is only the fallback.
+  // Left to their timers, workers that found the queue empty together would sleep
+  // and wake together: one look a second, however many workers.
+  const round = POLLING_TURN_MS * options.concurrency
   for (let i = 0; i < options.concurrency; i++) {
-    let id: string | undefined
-    id = await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS }, handle(() => id))
+    ids.push(await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.max(1, (2 * round) / 1000) }, handle(i)))
   }
+  let turn = 0
+  const turns = setInterval(() => {
+    for (let tried = 0; tried < ids.length; tried++) {
+      turn = (turn + 1) % ids.length
+      if (!busy.has(turn)) {
+        boss.notifyWorker(ids[turn]!)
+        return
+      }
+    }
+  }, POLLING_TURN_MS)
+  turns.unref()
   log.info({ concurrency: options.concurrency, job_expiry_seconds: options.jobExpirySeconds }, 'webhook delivery worker started')
 
   return {
     async stop (deadline) {
       stopping = true
+      clearInterval(turns)
       const grace = Math.max(0, deadline - Date.now() - HANDBACK_MS)
       try {
         // Graceful: no more fetching, then waits for the handlers under way; past
