@@ -88,7 +88,7 @@ export class Deliverer {
       this.log.debug({ delivery_id: shortId(job.delivery_id), attempt: job.attempt }, 'webhook delivery: nothing to do for this job')
       return null
     }
-    const result = await this.send(delivery, signal)
+    const result = await this.post(delivery, signal)
     const verdict = judge(result, job.attempt, this.settings.retrySchedule)
     const recorded = await recordAttempt(this.db, {
       deliveryId: delivery.id,
@@ -111,7 +111,7 @@ export class Deliverer {
     return outcome
   }
 
-  private async send (delivery: PendingDelivery, signal?: AbortSignal): Promise<SendResult> {
+  private async post (delivery: PendingDelivery, signal?: AbortSignal): Promise<SendResult> {
     let url: URL
     try {
       url = new URL(delivery.url)

@@ -93,36 +93,36 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
   const running = new Set<Promise<unknown>>()
   let stopping = false
 
+  /** One job's attempt (a job carries one), tracked so that a stop can wait for it. */
+  const attempt = async (job: PgBoss.Job<unknown>) => {
+    // A job fetched as the stop began is handed back untouched.
+    if (stopping) throw new Error('the worker is stopping: the job is handed back')
+    const data = deliveryJob(job.data)
+    if (data === null) {
+      log.error({ job_id: job.id, data: job.data }, 'webhook delivery job without a delivery id and attempt: dropped')
+      return
+    }
+    const run = deliverer.attempt(data, shutdown.signal)
+    running.add(run)
+    try {
+      await run
+    } finally {
+      running.delete(run)
+    }
+  }
+
   const ids: string[] = []
   const busy = new Set<number>()
-  const handle = (index: number) => async (jobs: Array<PgBoss.Job<unknown>>) => {
+  const handler = (index: number) => async (jobs: Array<PgBoss.Job<unknown>>) => {
     busy.add(index)
     try {
-      await attempts(jobs)
+      for (const job of jobs) await attempt(job)
     } finally {
       busy.delete(index)
     }
-    // More may be waiting: look again now rather than after the polling interval.
+    // More may be waiting: look again now rather than at the next turn.
     const id = ids[index]
     if (id !== undefined) boss.notifyWorker(id)
-  }
-  const attempts = async (jobs: Array<PgBoss.Job<unknown>>) => {
-    for (const job of jobs) {
-      // A job fetched as the stop began is handed back untouched.
-      if (stopping) throw new Error('the worker is stopping: the job is handed back')
-      const data = deliveryJob(job.data)
-      if (data === null) {
-        log.error({ job_id: job.id, data: job.data }, 'webhook delivery job without a delivery id and attempt: dropped')
-        continue
-      }
-      const attempt = deliverer.attempt(data, shutdown.signal)
-      running.add(attempt)
-      try {
-        await attempt
-      } finally {
-        running.delete(attempt)
-      }
-    }
   }
 
   // The turns below wake the idle workers one at a time; each worker's own timer
@@ -131,7 +131,7 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
   // and wake together: one look a second, however many workers.
   const round = POLLING_TURN_MS * options.concurrency
   for (let i = 0; i < options.concurrency; i++) {
-    ids.push(await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.max(1, (2 * round) / 1000) }, handle(i)))
+    ids.push(await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.max(1, (2 * round) / 1000) }, handler(i)))
   }
   let turn = 0
   const turns = setInterval(() => {
