@@ -64,15 +64,49 @@ function deliveryJob (data: unknown): DeliveryJob | null {
   return { delivery_id: job.delivery_id, attempt: job.attempt }
 }
 
-/** The statements pg-boss has under way, so that a stop can wait for the last of them. */
-function counted (engineDb: JobEngineDb): JobEngineDb & { idle: () => Promise<void> } {
+/** Errors repeat once a second per worker while the database is away: one line per ERROR_LOG_MS, with the count left out. */
+const ERROR_LOG_MS = 10_000
+
+function throttled (write: (err: Error, suppressed: number) => void): (err: Error) => void {
+  let last = 0
+  let suppressed = 0
+  return (err) => {
+    const now = Date.now()
+    if (now - last < ERROR_LOG_MS) {
+      suppressed++
+      return
+    }
+    write(err, suppressed)
+    last = now
+    suppressed = 0
+  }
+}
+
+/**
+ * pg-boss's connection for a worker. It counts the statements under way, so that
+ * a stop can wait for the last of them. Once the worker runs it forgives failures:
+ * pg-boss marks a job done or failed without waiting for it, and a statement that
+ * failed there (the database away for a moment) would be an unhandled rejection,
+ * which takes the process down. Forgiven, the job stays active, expires and runs
+ * again; its attempt, already recorded, then finds nothing to do.
+ */
+function engineConnection (engineDb: JobEngineDb, onError: (err: Error) => void) {
   const pending = new Set<Promise<unknown>>()
+  let forgiving = false
   return {
-    executeSql (text, values) {
+    executeSql (text: string, values?: unknown[]) {
       const running = engineDb.executeSql(text, values)
       pending.add(running)
       running.then(() => pending.delete(running), () => pending.delete(running))
-      return running
+      if (!forgiving) return running
+      return running.catch((err: Error) => {
+        onError(err)
+        // No rows at all: what pg-boss reads as no job fetched and none marked.
+        return { rows: undefined as unknown as any[] }
+      })
+    },
+    forgive () {
+      forgiving = true
     },
     async idle () {
       while (pending.size > 0) await Promise.allSettled([...pending])
@@ -82,11 +116,13 @@ function counted (engineDb: JobEngineDb): JobEngineDb & { idle: () => Promise<vo
 
 export async function startDeliveryWorker (db: Db, options: WorkerOptions): Promise<DeliveryWorker> {
   const { log } = options
-  const engineDb = counted(jobEngineDb(db))
+  const logError = throttled((err: Error, suppressed: number) => log.error({ err, suppressed }, 'webhook job engine error'))
+  const engineDb = engineConnection(jobEngineDb(db), logError)
   const boss = jobEngine(db, { supervise: true, maintenanceIntervalSeconds: maintenanceIntervalSeconds(options.jobExpirySeconds), engineDb })
-  boss.on('error', (err: Error) => log.error({ err }, 'webhook job engine error'))
+  boss.on('error', logError)
   await boss.start()
   await boss.updateQueue(DELIVERY_QUEUE, deliveryQueuePolicy(options.jobExpirySeconds))
+  engineDb.forgive()
 
   const deliverer = new Deliverer(db, options.settings, log)
   const shutdown = new AbortController()
