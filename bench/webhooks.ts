@@ -1,7 +1,8 @@
 // Webhooks' cost and speed, on the production build and PostgreSQL:
 //  1. what three subscribed endpoints add to update_name (the rename writes three
-//     deliveries and their jobs in its statement): the same autocannon run with
-//     no endpoint and with three per company, the API not delivering;
+//     deliveries and their jobs in its statement): the rename's statement alone,
+//     one at a time from this process, and the same autocannon run, each with no
+//     endpoint and with three per company, the API not delivering;
 //  2. delivery throughput: the deliveries run 2 left behind, taken by one worker
 //     process (dist/src/worker.js, WEBHOOKS_WORKER_CONCURRENCY) to a local receiver
 //     that answers 200 at once;
@@ -34,6 +35,7 @@ import { request } from 'undici'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { updateProjectField } from '../src/db/project-mutations.js'
 import { launchServer, type ServerProcess } from '../test/launch.js'
 import { load, startServer, type LoadResult } from './load.js'
 import { httpRequest, randomRevision, type Target } from './operations.js'
@@ -205,9 +207,32 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<strin
       }
       const mean = (rs: LoadResult[], key: 'rps' | 'p50' | 'p99') => rs.reduce((sum, r) => sum + r[key], 0) / rs.length
       say(`  mean of two runs each: no endpoint ${mean(runs.plain, 'rps').toFixed(0)} req/s (p50 ${mean(runs.plain, 'p50').toFixed(0)} ms, p99 ${mean(runs.plain, 'p99').toFixed(0)} ms); ` +
-        `${ENDPOINTS} endpoints ${mean(runs.subscribed, 'rps').toFixed(0)} req/s (p50 ${mean(runs.subscribed, 'p50').toFixed(0)} ms, p99 ${mean(runs.subscribed, 'p99').toFixed(0)} ms): ` +
-        `${(100 * (1 - mean(runs.subscribed, 'rps') / mean(runs.plain, 'rps'))).toFixed(0)}% fewer renames a second`)
+        `${ENDPOINTS} endpoints ${mean(runs.subscribed, 'rps').toFixed(0)} req/s (p50 ${mean(runs.subscribed, 'p50').toFixed(0)} ms, p99 ${mean(runs.subscribed, 'p99').toFixed(0)} ms), ` +
+        `${(100 * mean(runs.subscribed, 'rps') / mean(runs.plain, 'rps')).toFixed(0)}% of the throughput without`)
       await api.stop()
+
+      // The statement alone, one at a time: what the endpoints add to its own work.
+      const statementMs = async (n: number): Promise<number[]> => {
+        const times: number[] = []
+        for (let i = 0; i < n; i++) {
+          const target = targets[Math.floor(Math.random() * targets.length)]!
+          const t0 = performance.now()
+          await updateProjectField(db, { projectId: target.projectId, personId: target.personId, tokenId: target.tokenId, field: 'name', value: `Renamed ${randomRevision()}` })
+          times.push(performance.now() - t0)
+        }
+        return times.sort((a, b) => a - b)
+      }
+      await statementMs(200)
+      const statements: Record<'plain' | 'subscribed', number[]> = { plain: [], subscribed: [] }
+      for (const which of ['plain', 'subscribed', 'subscribed', 'plain'] as const) {
+        await endpoints(which === 'subscribed')
+        statements[which].push(...await statementMs(500))
+      }
+      for (const which of ['plain', 'subscribed'] as const) statements[which].sort((a, b) => a - b)
+      const ms = (xs: number[], p: number) => percentile(xs, p).toFixed(2)
+      say(`the rename's statement alone, one at a time, 1,000 each: no endpoint p50 ${ms(statements.plain, 50)} ms, p99 ${ms(statements.plain, 99)} ms; ` +
+        `${ENDPOINTS} endpoints p50 ${ms(statements.subscribed, 50)} ms, p99 ${ms(statements.subscribed, 99)} ms ` +
+        `(+${(percentile(statements.subscribed, 50) - percentile(statements.plain, 50)).toFixed(2)} ms at the median)`)
       await endpoints(true)
 
       // 2. Throughput: one worker process drains a backlog of what the runs above
@@ -235,6 +260,10 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<strin
       // 3. Latency at a steady rate, delivered by the API process itself.
       const delivering = await startServer({ entry, env: { ...env, WEBHOOKS_WORKER_CONCURRENCY: String(options.concurrency) }, logFile: path.join(tmp, 'api-delivering.log') })
       processes.push(delivering)
+      // Two seconds unrecorded first: a freshly started process's first deliveries
+      // are slower (code not yet optimised, connections not yet open).
+      const warm = await paced(delivering, targets, options.rate, 2)
+      await waitUntil(() => hooks.arrivals.length >= backlog + warm.ok * ENDPOINTS, 60_000)
       const before = hooks.arrivals.length
       const { sent, ok } = await paced(delivering, targets, options.rate, options.duration)
       const expected = ok * ENDPOINTS
