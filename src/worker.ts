@@ -6,7 +6,7 @@
 // that opened it: there the API process delivers (WEBHOOKS_WORKER=true).
 import closeWithGrace from 'close-with-grace'
 import { pino } from 'pino'
-import { loggerOptions } from './app.js'
+import { loggerOptions } from './logger.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { createDb, dbOptions } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
