@@ -6,6 +6,8 @@
 # Without DATABASE_URL it runs the embedded database in the volume /var/lib/projects-api,
 # seeded with the demo data on first start (its tokens: /var/lib/projects-api/demo.json):
 #   docker run --stop-timeout 30 -v projects-data:/var/lib/projects-api -p 3000:3000 projects-api
+# A webhook delivery worker (PostgreSQL only; the API's WEBHOOKS_WORKER=false then):
+#   docker run --stop-timeout 30 -e DATABASE_URL=postgres://... --no-healthcheck projects-api node dist/src/worker.js
 # A shutdown waits up to SHUTDOWN_TIMEOUT_MS (25 s) for requests in flight: give
 # `docker stop` more than that (--stop-timeout 30; Docker's default is 10 s).
 

@@ -21,6 +21,7 @@
 //   --keep                      keep the temporary directory (scripts, logs, PGlite data)
 //   --drop                      drop projects_bench at the end
 //   --cpu-prof                  run the servers with --cpu-prof; profiles stay in the kept directory
+//   --no-webhooks               skip bench/webhooks.ts (printed at the end, not in RESULTS.md)
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -38,6 +39,7 @@ import { OPERATIONS, LABELS, type OperationName, type Target } from './operation
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { machine, pgbenchKey, render, type Figures, type SizeRun } from './report.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
+import { webhookBench, webhookBenchOptions } from './webhooks.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
@@ -62,7 +64,7 @@ function positive (name: string, fallback: number): number {
 
 const flags = new Set(process.argv.slice(2))
 for (const flag of flags) {
-  if (!['--embedded', '--no-embedded', '--no-build', '--keep', '--drop', '--cpu-prof'].includes(flag)) {
+  if (!['--embedded', '--no-embedded', '--no-build', '--keep', '--drop', '--cpu-prof', '--no-webhooks'].includes(flag)) {
     throw new Error(`unknown flag ${flag}; see the header of bench/run.ts`)
   }
 }
@@ -347,6 +349,9 @@ async function main (): Promise<void> {
     process.stdout.write(text)
     await writeFile(RESULTS, markdown)
     step(`wrote ${path.relative(ROOT, RESULTS)}`)
+    if (!flags.has('--no-webhooks')) {
+      process.stdout.write(`\nWebhooks\n${await webhookBench({ ...webhookBenchOptions(), url: options.url, duration: options.duration, build: false })}`)
+    }
   } finally {
     for (const server of servers) await server.stop()
     if (options.drop) {

@@ -53,7 +53,7 @@ import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import { COMPONENTS } from './schemas/components.js'
-import { redactTokens } from './redact.js'
+import { loggerOptions } from './logger.js'
 import dbPlugin from './plugins/db.js'
 import requestIds, { requestId } from './plugins/request-id.js'
 import security from './plugins/security.js'
@@ -72,35 +72,11 @@ import notifications from './routes/notifications/index.js'
 import webhooks from './routes/webhooks/index.js'
 import cursors from './plugins/cursors.js'
 
-function prettyLogs (config: Config): boolean {
-  const wanted = config.LOG_PRETTY ?? (process.stdout.isTTY === true && config.NODE_ENV !== 'production')
-  if (!wanted) return false
-  try {
-    import.meta.resolve('pino-pretty') // a development dependency: absent from production images
-    return true
-  } catch {
-    return false
-  }
-}
-
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
-  const pretty = options.logStream === undefined && prettyLogs(config)
   return {
     logger: {
-      level: config.LOG_LEVEL,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-      serializers: {
-        req: (req) => ({
-          method: req.method,
-          // A token belongs in the Authorization header, but a client may put one
-          // anywhere else: in the URL (percent-encoded or not) or in a header.
-          url: redactTokens(req.url),
-          remoteAddress: req.ip,
-          userAgent: req.headers?.['user-agent'] === undefined ? undefined : redactTokens(req.headers['user-agent'])
-        })
-      },
-      ...(options.logStream ? { stream: options.logStream } : {}),
-      ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+      ...loggerOptions(config, options),
+      ...(options.logStream ? { stream: options.logStream } : {})
     },
     bodyLimit: config.BODY_LIMIT_BYTES,
     ...transportOptions(config),

@@ -20,6 +20,18 @@ const TrustProxySchema = Type.Codec(Type.String({
   return value.split(',').map((entry) => entry.trim()).filter(Boolean)
 }).Encode((value) => Array.isArray(value) ? value.join(',') : String(value))
 
+/**
+ * The waits before each retry of a webhook delivery, in seconds: after the first
+ * attempt fails the second comes after the first wait, and so on; when the list
+ * is used up the delivery has failed. Svix's schedule, about a day in all.
+ */
+const RetryScheduleSchema = Type.Codec(Type.String({
+  default: '5,300,1800,7200,18000,36000,36000',
+  pattern: '^\\s*\\d+(\\.\\d+)?\\s*(,\\s*\\d+(\\.\\d+)?\\s*)*$',
+  description: 'Seconds to wait before each retry of a failed webhook delivery, comma-separated; jittered by up to ±20%'
+})).Decode((value): number[] => value.split(',').map((entry) => Number(entry.trim())))
+  .Encode((value) => value.join(','))
+
 export const ConfigSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Address to listen on' }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'Port to listen on' }),
@@ -44,6 +56,9 @@ export const ConfigSchema = Type.Object({
   WEBHOOKS_WORKER: Type.Boolean({ default: true, description: 'Deliver webhooks from this API process; false when separate workers (npm run worker) deliver them' }),
   WEBHOOKS_WORKER_CONCURRENCY: Type.Integer({ default: 10, minimum: 1, maximum: 100, description: 'Deliveries one process makes at once' }),
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: Type.Boolean({ default: false, description: 'Allow http and loopback/private webhook targets: for development and tests only, never in production' }),
+  WEBHOOKS_RETRY_SCHEDULE: RetryScheduleSchema,
+  WEBHOOKS_ATTEMPT_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, maximum: 60000, description: 'Longest one delivery attempt may take, connection and answer included; then it has failed' }),
+  WEBHOOKS_JOB_EXPIRY_SECONDS: Type.Integer({ default: 60, minimum: 2, maximum: 3600, description: 'A delivery job active this long is taken for one whose process died and is run again; at least WEBHOOKS_ATTEMPT_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 25000, minimum: 100, description: 'Longest a shutdown waits for requests in flight before it exits; keep it above DB_CONNECTION_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS' })
 })
 
@@ -72,6 +87,12 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   // Node.js refuses a headers timeout longer than the request's, which contains it.
   const { HEADERS_TIMEOUT_MS: headers, REQUEST_TIMEOUT_MS: request } = decoded
   if (headers > request) throw configError([`REQUEST_TIMEOUT_MS=${JSON.stringify(String(request))}: must be at least HEADERS_TIMEOUT_MS (${headers})`])
+  // A job taken for dead while its attempt still runs would be run twice at once:
+  // an attempt is its request and the two statements around it.
+  const attemptBound = decoded.WEBHOOKS_ATTEMPT_TIMEOUT_MS + 2 * decoded.DB_STATEMENT_TIMEOUT_MS
+  if (decoded.WEBHOOKS_JOB_EXPIRY_SECONDS * 1000 < attemptBound) {
+    throw configError([`WEBHOOKS_JOB_EXPIRY_SECONDS=${JSON.stringify(String(decoded.WEBHOOKS_JOB_EXPIRY_SECONDS))}: must be at least WEBHOOKS_ATTEMPT_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS (${attemptBound / 1000} s)`])
+  }
   return decoded
 }
 

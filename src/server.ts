@@ -13,6 +13,8 @@ import { isEmpty, loadDemo } from './db/demo.js'
 import { demoSummary, type DemoSummary } from './presenters/demo.js'
 import { redactPasswords } from './redact.js'
 import { describeError } from './errors.js'
+import { deliverySettings, PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
+import { shutdownDeadline, startDeliveryWorker, type DeliveryWorker } from './webhooks/worker.js'
 
 const DEMO_FILE = 'demo.json'
 
@@ -76,13 +78,27 @@ async function main (): Promise<void> {
   const hint = await prepareDatabase(config, db)
   const server = Fastify(appOptions(config))
   await server.register(app, { db, config })
+  if (config.WEBHOOKS_ALLOW_PRIVATE_TARGETS) server.log.warn(PRIVATE_TARGETS_WARNING)
+  const worker: DeliveryWorker | null = config.WEBHOOKS_WORKER
+    ? await startDeliveryWorker(db, {
+      settings: deliverySettings(config),
+      concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
+      jobExpirySeconds: config.WEBHOOKS_JOB_EXPIRY_SECONDS,
+      log: server.log
+    })
+    : null
 
-  // On SIGTERM/SIGINT: stop accepting, let the requests in flight finish, close
-  // the pool, exit 0. Past the deadline (or on a crash) exit 1.
+  // On SIGTERM/SIGINT: stop accepting, let the requests and webhook deliveries in
+  // flight finish (deliveries still running near the deadline are handed back to
+  // the queue), close the pool, exit 0. Past the deadline (or on a crash) exit 1.
   closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: server.log }, async ({ signal, err }) => {
     if (err) server.log.error({ err }, 'shutting down after an unexpected error')
     else server.log.info({ signal }, 'shutting down')
-    await server.close()
+    const deadline = shutdownDeadline(config.SHUTDOWN_TIMEOUT_MS)
+    // The server stops taking requests at once; both then drain side by side.
+    const closing = server.close()
+    await worker?.stop(deadline)
+    await closing
     await db.destroy()
   })
 

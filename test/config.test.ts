@@ -73,6 +73,36 @@ t.test('the client timeouts: converted, bounded below, the headers timeout withi
   }
 })
 
+t.test('the webhook settings: the retry schedule decoded to seconds, the attempt bound within the job expiry', async (t) => {
+  const defaults = loadConfig({})
+  t.match(defaults, {
+    WEBHOOKS_WORKER: true,
+    WEBHOOKS_WORKER_CONCURRENCY: 10,
+    WEBHOOKS_ALLOW_PRIVATE_TARGETS: false,
+    WEBHOOKS_ATTEMPT_TIMEOUT_MS: 10000,
+    WEBHOOKS_JOB_EXPIRY_SECONDS: 60
+  })
+  t.same(defaults.WEBHOOKS_RETRY_SCHEDULE, [5, 300, 1800, 7200, 18000, 36000, 36000])
+  t.same(loadConfig({ WEBHOOKS_RETRY_SCHEDULE: ' 0.5, 2 ,10' }).WEBHOOKS_RETRY_SCHEDULE, [0.5, 2, 10], 'trimmed, fractions allowed')
+  t.same(loadConfig({ WEBHOOKS_RETRY_SCHEDULE: '30' }).WEBHOOKS_RETRY_SCHEDULE, [30], 'one retry')
+  t.equal(loadConfig({ WEBHOOKS_ATTEMPT_TIMEOUT_MS: '3000', DB_STATEMENT_TIMEOUT_MS: '1000', WEBHOOKS_JOB_EXPIRY_SECONDS: '5' }).WEBHOOKS_JOB_EXPIRY_SECONDS, 5,
+    'an expiry of exactly the attempt and two statements')
+  for (const [env, named] of [
+    [{ WEBHOOKS_RETRY_SCHEDULE: '5,,10' }, /WEBHOOKS_RETRY_SCHEDULE="5,,10": /],
+    [{ WEBHOOKS_RETRY_SCHEDULE: '-5' }, /WEBHOOKS_RETRY_SCHEDULE="-5": /],
+    [{ WEBHOOKS_RETRY_SCHEDULE: '5m' }, /WEBHOOKS_RETRY_SCHEDULE="5m": /],
+    [{ WEBHOOKS_ATTEMPT_TIMEOUT_MS: '50' }, /WEBHOOKS_ATTEMPT_TIMEOUT_MS="50": /],
+    [{ WEBHOOKS_JOB_EXPIRY_SECONDS: '1' }, /WEBHOOKS_JOB_EXPIRY_SECONDS="1": /],
+    [{ WEBHOOKS_JOB_EXPIRY_SECONDS: '19' }, /WEBHOOKS_JOB_EXPIRY_SECONDS="19": must be at least WEBHOOKS_ATTEMPT_TIMEOUT_MS \+ 2 × DB_STATEMENT_TIMEOUT_MS \(20 s\)/],
+    [{ WEBHOOKS_ATTEMPT_TIMEOUT_MS: '60000' }, /WEBHOOKS_JOB_EXPIRY_SECONDS="60": must be at least .* \(70 s\)/]
+  ] as const) {
+    const error = t.throws(() => loadConfig(env)) as ConfigError
+    t.ok(error instanceof ConfigError)
+    t.match(error.message, named)
+    t.equal(error.message.split('\n').length, 2, 'one line')
+  }
+})
+
 t.test('.env.example documents every variable, and only those', async (t) => {
   const text = await readFile(new URL('../.env.example', import.meta.url), 'utf8')
   const documented = [...text.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]).sort()

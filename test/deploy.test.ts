@@ -1,7 +1,7 @@
 // The container files, read as a deployer would: the image runs what `npm run
 // build` emits, as a non-root user, with a health check on /health/ready; the
-// compose stack starts the API only after a healthy PostgreSQL and a finished
-// migration. (Building the image needs a Docker engine; this checks what can
+// compose stack starts the API and the webhook worker only after a healthy
+// PostgreSQL and a finished migration. (Building the image needs a Docker engine; this checks what can
 // drift without one.)
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -50,6 +50,32 @@ t.test('compose: a healthy database, a one-shot migration, then the API', async 
   t.match(api.environment.DATABASE_URL, /^postgres:\/\/\w+:\w+@db:5432\/\w+$/)
   t.match(api.environment.REDIS_URL, /^redis:\/\/redis:6379$/)
   for (const key of Object.keys(api.environment)) t.ok(key in ConfigSchema.properties, `${key} is a setting the server knows`)
+})
+
+t.test('compose: a worker service of the same image delivers the webhooks, after the migration; the API does not', async (t) => {
+  const { api, worker, migrate } = compose.services
+  t.ok(worker, 'a worker service')
+  t.equal(worker.build, api.build, 'built from the same image')
+  t.same(worker.command, ['node', 'dist/src/worker.js'])
+  t.equal(pkg.scripts['start:worker:prod'], 'node dist/src/worker.js', 'what npm run start:worker:prod runs')
+  t.equal(pkg.scripts.worker, 'tsx src/worker.ts')
+  t.ok(existsSync(`${root}/src/worker.ts`), 'the entry the build emits as dist/src/worker.js')
+  t.match(worker.depends_on, {
+    db: { condition: 'service_healthy' },
+    migrate: { condition: 'service_completed_successfully' }
+  })
+  t.same(migrate.command, ['node', 'dist/src/cli.js', 'migrate'])
+  t.equal(worker.environment.DATABASE_URL, api.environment.DATABASE_URL, 'the same database as the API')
+  t.equal(api.environment.WEBHOOKS_WORKER, 'false', 'the API leaves delivery to the worker')
+  for (const service of [api, worker]) {
+    for (const key of Object.keys(service.environment)) t.ok(key in ConfigSchema.properties, `${key} is a setting the processes know`)
+    t.not(service.environment.WEBHOOKS_ALLOW_PRIVATE_TARGETS, 'true', 'private webhook targets stay refused')
+  }
+  t.equal(worker.ports, undefined, 'a worker serves nothing')
+  t.same(worker.healthcheck, { disable: true }, 'the image\'s HTTP health check is off for it')
+  t.equal(worker.restart, 'unless-stopped')
+  const grace = Number(/^(\d+)s$/.exec(worker.stop_grace_period)?.[1])
+  t.ok(grace > loadConfig({}).SHUTDOWN_TIMEOUT_MS / 1000, 'compose gives the worker more than the shutdown deadline')
 })
 
 t.test('the image runs a supported Node.js line that every production dependency accepts', async (t) => {

@@ -16,14 +16,32 @@ export const DELIVERY_QUEUE = 'webhook-delivery'
 /**
  * A job left active by a worker that died (or hung past every timeout) is failed
  * after this long and run again: a delivery attempt takes at most 10 s to answer.
+ * The queue's setting (WEBHOOKS_JOB_EXPIRY_SECONDS, see deliveryQueuePolicy).
  */
 export const DELIVERY_JOB_EXPIRY_SECONDS = 60
-/** Runs of one job after an expiry (a crash mid-attempt), 30 s apart, doubling. */
+/** Runs of one job after an expiry (a crash mid-attempt), half the expiry apart, doubling. */
 export const DELIVERY_JOB_RETRIES = 5
-const DELIVERY_JOB_RETRY_DELAY_SECONDS = 30
+
+/**
+ * The delivery queue's crash recovery for a job expiry: a job run again waits
+ * about half the expiry first (pg-boss doubles it on each further run).
+ */
+export function deliveryQueuePolicy (expirySeconds: number) {
+  return {
+    name: DELIVERY_QUEUE,
+    policy: 'standard' as const,
+    retryLimit: DELIVERY_JOB_RETRIES,
+    retryDelay: Math.ceil(expirySeconds / 2),
+    retryBackoff: true,
+    expireInSeconds: expirySeconds
+  } satisfies PgBoss.Queue
+}
+
+/** pg-boss's database interface. */
+export interface JobEngineDb { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: any[] }> }
 
 /** pg-boss's database interface over the app's own connections (pool or embedded). */
-export function jobEngineDb (db: Db): { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: any[] }> } {
+export function jobEngineDb (db: Db): JobEngineDb {
   const embedded = embeddedDatabase(db)
   return {
     async executeSql (text, values) {
@@ -39,10 +57,14 @@ export function jobEngineDb (db: Db): { executeSql: (text: string, values?: unkn
   }
 }
 
-/** pg-boss on the app's database; `start()` it to work, or only to install. */
-export function jobEngine (db: Db, options: { supervise: boolean, maintenanceIntervalSeconds?: number }): PgBoss {
+/**
+ * pg-boss on the app's database; `start()` it to work, or only to install.
+ * `engineDb` stands between pg-boss and the database (a worker counts the
+ * statements pg-boss still has under way, to close only after them).
+ */
+export function jobEngine (db: Db, options: { supervise: boolean, maintenanceIntervalSeconds?: number, engineDb?: JobEngineDb }): PgBoss {
   return new PgBoss({
-    db: jobEngineDb(db),
+    db: options.engineDb ?? jobEngineDb(db),
     schema: JOB_SCHEMA,
     supervise: options.supervise,
     schedule: false,
@@ -56,14 +78,8 @@ export async function installJobEngine (db: Db): Promise<void> {
   boss.on('error', () => {})
   await boss.start()
   try {
-    await boss.createQueue(DELIVERY_QUEUE, {
-      name: DELIVERY_QUEUE,
-      policy: 'standard',
-      retryLimit: DELIVERY_JOB_RETRIES,
-      retryDelay: DELIVERY_JOB_RETRY_DELAY_SECONDS,
-      retryBackoff: true,
-      expireInSeconds: DELIVERY_JOB_EXPIRY_SECONDS
-    })
+    // Made once: a queue that exists keeps the policy the delivering processes set.
+    await boss.createQueue(DELIVERY_QUEUE, deliveryQueuePolicy(DELIVERY_JOB_EXPIRY_SECONDS))
   } finally {
     await boss.stop({ graceful: false, close: false })
   }
@@ -75,15 +91,17 @@ export interface DeliveryJob { delivery_id: string, attempt: number }
 /**
  * Queues a delivery job for each row of `from` (a CTE of the statement with the
  * columns delivery_id, attempt and start_after): the row pg-boss's own `send`
- * would insert, so that a statement queues its jobs with whatever else it writes.
+ * would insert, with the expiry and retries the queue has (as `send` takes them),
+ * so that a statement queues its jobs with whatever else it writes.
  */
 export function queueDeliveries<DB extends Database> (qb: QueryCreator<DB>, from: string) {
+  const fallback = deliveryQueuePolicy(DELIVERY_JOB_EXPIRY_SECONDS)
   // The statement's own CTEs widen its database type; the job table is the same in any.
   return (qb as unknown as QueryCreator<Database>).insertInto('pgboss.job')
     .columns(['name', 'data', 'start_after', 'expire_in', 'retry_limit', 'retry_delay', 'retry_backoff', 'keep_until', 'policy'])
     .expression(sql`SELECT ${sql.lit(DELIVERY_QUEUE)}, jsonb_build_object('delivery_id', r.delivery_id, 'attempt', r.attempt),
-      r.start_after, ${sql.lit(`${DELIVERY_JOB_EXPIRY_SECONDS} seconds`)}::interval,
-      ${sql.lit(DELIVERY_JOB_RETRIES)}, ${sql.lit(DELIVERY_JOB_RETRY_DELAY_SECONDS)}, true,
-      r.start_after + interval '14 days', 'standard'
-      FROM ${sql.table(from)} AS r`)
+      r.start_after, coalesce(q.expire_seconds, ${sql.lit(fallback.expireInSeconds)}) * interval '1 second',
+      coalesce(q.retry_limit, ${sql.lit(fallback.retryLimit)}), coalesce(q.retry_delay, ${sql.lit(fallback.retryDelay)}),
+      coalesce(q.retry_backoff, true), r.start_after + interval '14 days', 'standard'
+      FROM ${sql.table(from)} AS r LEFT JOIN ${sql.table('pgboss.queue')} AS q ON q.name = ${sql.lit(DELIVERY_QUEUE)}`)
 }

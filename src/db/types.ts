@@ -262,6 +262,16 @@ export interface JobsTable {
   policy: string | null
 }
 
+/** The job engine's queues (pg-boss 10): the policy a queue's jobs are made with. */
+export interface JobQueuesTable {
+  name: string
+  policy: string | null
+  retry_limit: number | null
+  retry_delay: number | null
+  retry_backoff: boolean | null
+  expire_seconds: number | null
+}
+
 export interface Database {
   companies: CompaniesTable
   people: PeopleTable
@@ -285,4 +295,5 @@ export interface Database {
   webhooks: WebhooksTable
   webhook_deliveries: WebhookDeliveriesTable
   'pgboss.job': JobsTable
+  'pgboss.queue': JobQueuesTable
 }

@@ -1,0 +1,134 @@
+// The two statements of a delivery attempt (src/webhooks/deliver.ts): the one that
+// finds what to send, and the one that records how it went. Both go by the attempt
+// number a job carries: a job whose attempt was already made (a duplicate, or one
+// run again after its worker was taken for dead) finds nothing and records nothing.
+import { sql, type Kysely } from 'kysely'
+import { queueDeliveries } from './jobs.js'
+import { prepare, value, type RowOf } from './prepared.js'
+import type { Database } from './types.js'
+
+const FIND = prepare({ deliveryId: value<string>(), attempt: value<number>() }, (db, v) => db
+  .selectFrom('webhook_deliveries as d')
+  .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+  .where('d.id', '=', sql<string>`${v.deliveryId}::uuid`)
+  .where('d.status', '=', 'pending')
+  .where('d.attempts', '=', sql<number>`${v.attempt}::int - 1`)
+  .where('w.enabled', '=', true)
+  .select([
+    'd.id', 'd.webhook_id', 'd.event_id', 'd.event_type', 'd.payload', 'w.url', 'w.secret',
+    // A rotated secret signs too, as a second signature, until it expires.
+    sql<string | null>`CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END`.as('previous_secret')
+  ]))
+
+export type PendingDelivery = RowOf<typeof FIND>
+
+/**
+ * The delivery a job's attempt is for, with its endpoint: only while the delivery
+ * is pending with exactly the attempts before this one made, and its endpoint
+ * enabled. Otherwise null: the job has nothing to do.
+ */
+export async function findPendingDelivery (db: Kysely<Database>, deliveryId: string, attempt: number): Promise<PendingDelivery | null> {
+  const { rows: [row] } = await db.executeQuery(FIND({ deliveryId, attempt }))
+  return row ?? null
+}
+
+/** How an attempt ended, for the record. */
+export interface AttemptRecord {
+  deliveryId: string
+  attempt: number
+  statusCode: number | null
+  error: string | null
+  durationMs: number
+  /**
+   * `delivered`; `retry` in `retryInMs`; or `failed` for good, which disables the
+   * endpoint with `disableReason`: at once when it is `gone` (410), and when the
+   * schedule is `exhausted` only if none of its deliveries got through since this
+   * one was made.
+   */
+  outcome: 'delivered' | 'retry' | 'failed'
+  retryInMs: number | null
+  disable: 'gone' | 'exhausted' | null
+  disableReason: string | null
+}
+
+const RECORD = prepare({
+  deliveryId: value<string>(),
+  attempt: value<number>(),
+  statusCode: value<number | null>(),
+  error: value<string | null>(),
+  durationMs: value<number>(),
+  outcome: value<AttemptRecord['outcome']>(),
+  retryInMs: value<number | null>(),
+  disable: value<AttemptRecord['disable']>(),
+  disableReason: value<string | null>()
+}, (db, v) => db
+  .with('input', (qb) => qb.selectNoFrom([
+    sql<string>`${v.deliveryId}::uuid`.as('delivery_id'),
+    sql<number>`${v.attempt}::int`.as('attempt'),
+    sql<string>`${v.outcome}::text`.as('outcome'),
+    sql<string | null>`${v.disable}::text`.as('disable'),
+    sql<string | null>`${v.disableReason}::text`.as('reason')
+  ]))
+  // Compare-and-set on the attempts made: of two runs of one attempt only one records.
+  .with('recorded', (qb) => qb.updateTable('webhook_deliveries as d')
+    .from('input as i')
+    .whereRef('d.id', '=', 'i.delivery_id')
+    .where('d.status', '=', 'pending')
+    .where((eb) => eb('d.attempts', '=', sql<number>`i.attempt - 1`))
+    .set({
+      status: sql`CASE i.outcome WHEN 'retry' THEN 'pending' ELSE i.outcome END`,
+      attempts: sql`i.attempt`,
+      last_attempt_at: sql`now() - ${v.durationMs}::int * interval '1 millisecond'`,
+      last_status_code: sql`${v.statusCode}::int`,
+      last_error: sql`${v.error}::text`,
+      last_duration_ms: sql`${v.durationMs}::int`,
+      next_attempt_at: sql`CASE WHEN i.outcome = 'retry' THEN now() + ${v.retryInMs}::int * interval '1 millisecond' END`,
+      delivered_at: sql`CASE WHEN i.outcome = 'delivered' THEN now() END`
+    })
+    .returning(['d.id', 'd.webhook_id', 'd.inserted_at', 'd.next_attempt_at', 'i.attempt', 'i.disable', 'i.reason']))
+  // The next attempt's job, in the same statement: a retry recorded is a retry queued.
+  .with('retry', (qb) => qb.selectFrom('recorded as r')
+    .where('r.next_attempt_at', 'is not', null)
+    .select(['r.id as delivery_id', sql<number>`r.attempt + 1`.as('attempt'), 'r.next_attempt_at as start_after']))
+  .with('retry_jobs', (qb) => queueDeliveries(qb, 'retry'))
+  .with('disabled', (qb) => qb.updateTable('webhooks as w')
+    .from('recorded as r')
+    .whereRef('w.id', '=', 'r.webhook_id')
+    .where('r.reason', 'is not', null)
+    .where('w.enabled', '=', true)
+    .where((eb) => eb.or([
+      eb('r.disable', '=', 'gone'),
+      eb.not(eb.exists(eb.selectFrom('webhook_deliveries as x')
+        .select(sql.lit(1).as('one'))
+        .whereRef('x.webhook_id', '=', 'w.id')
+        .whereRef('x.delivered_at', '>=', 'r.inserted_at')))
+    ]))
+    .set({ enabled: false, disabled_reason: sql`r.reason`, disabled_at: sql`now()` })
+    .returning('w.id'))
+  // A disabled endpoint is sent nothing more: its other deliveries waiting are canceled.
+  .with('canceled', (qb) => qb.updateTable('webhook_deliveries as c')
+    .from('disabled')
+    .whereRef('c.webhook_id', '=', 'disabled.id')
+    .where('c.status', '=', 'pending')
+    .where('c.id', '<>', sql<string>`${v.deliveryId}::uuid`)
+    .set({ status: 'canceled', next_attempt_at: null })
+    .returning('c.id'))
+  .selectNoFrom((eb) => [
+    eb.selectFrom('recorded').select(sql<number>`count(*)::int`.as('n')).$asScalar().$notNull().as('recorded'),
+    eb.selectFrom('recorded').select('recorded.next_attempt_at').$asScalar().as('next_attempt_at'),
+    eb.selectFrom('disabled').select(sql<number>`count(*)::int`.as('n')).$asScalar().$notNull().as('disabled'),
+    eb.selectFrom('canceled').select(sql<number>`count(*)::int`.as('n')).$asScalar().$notNull().as('canceled')
+  ]))
+
+export type RecordedAttempt = RowOf<typeof RECORD>
+
+/**
+ * Records an attempt, with what follows from it, in one statement: the delivery's
+ * state and last attempt, the next attempt's job, the endpoint disabled and its
+ * waiting deliveries canceled. `recorded` is 0 when another run of this attempt
+ * recorded first.
+ */
+export async function recordAttempt (db: Kysely<Database>, record: AttemptRecord): Promise<RecordedAttempt> {
+  const { rows: [row] } = await db.executeQuery(RECORD(record))
+  return row!
+}

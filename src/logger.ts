@@ -1,0 +1,36 @@
+// The log's settings (pino's), for the server and the webhook worker process
+// alike: the level, what is never written (credentials), and pretty lines only in
+// development on a terminal.
+import type { DestinationStream, LoggerOptions } from 'pino'
+import type { Config } from './config.js'
+import { redactTokens } from './redact.js'
+
+function prettyLogs (config: Config): boolean {
+  const wanted = config.LOG_PRETTY ?? (process.stdout.isTTY === true && config.NODE_ENV !== 'production')
+  if (!wanted) return false
+  try {
+    import.meta.resolve('pino-pretty') // a development dependency: absent from production images
+    return true
+  } catch {
+    return false
+  }
+}
+
+export function loggerOptions (config: Config, options: { logStream?: DestinationStream } = {}): LoggerOptions {
+  const pretty = options.logStream === undefined && prettyLogs(config)
+  return {
+    level: config.LOG_LEVEL,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    serializers: {
+      req: (req) => ({
+        method: req.method,
+        // A token belongs in the Authorization header, but a client may put one
+        // anywhere else: in the URL (percent-encoded or not) or in a header.
+        url: redactTokens(req.url),
+        remoteAddress: req.ip,
+        userAgent: req.headers?.['user-agent'] === undefined ? undefined : redactTokens(req.headers['user-agent'])
+      })
+    },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+  }
+}

@@ -1,0 +1,59 @@
+// Process entry of a webhook delivery worker (`npm run worker`, the image's
+// `node dist/src/worker.js`): the API's delivery workers without the API, on
+// DATABASE_URL's PostgreSQL, beside any number of API processes and other
+// workers. It brings the schema up to date as the server does, and stops
+// gracefully on SIGINT/SIGTERM. The embedded database belongs to the one process
+// that opened it: there the API process delivers (WEBHOOKS_WORKER=true).
+import closeWithGrace from 'close-with-grace'
+import { pino } from 'pino'
+import { loggerOptions } from './logger.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { createDb, dbOptions } from './db/index.js'
+import { migrateToLatest } from './db/migrate.js'
+import { describeError } from './errors.js'
+import { redactPasswords } from './redact.js'
+import { deliverySettings, PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
+import { EMBEDDED_REFUSAL, shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
+
+async function main (): Promise<void> {
+  let config: Config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`)
+      process.exit(2)
+    }
+    throw error
+  }
+  if (config.DATABASE_URL === undefined) {
+    process.stderr.write(`${EMBEDDED_REFUSAL}\n`)
+    process.exit(2)
+  }
+
+  const log = pino(loggerOptions(config))
+  const db = await createDb(dbOptions(config))
+  await migrateToLatest(db)
+  if (config.WEBHOOKS_ALLOW_PRIVATE_TARGETS) log.warn(PRIVATE_TARGETS_WARNING)
+  const worker = await startDeliveryWorker(db, {
+    settings: deliverySettings(config),
+    concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
+    jobExpirySeconds: config.WEBHOOKS_JOB_EXPIRY_SECONDS,
+    log
+  })
+
+  // On SIGTERM/SIGINT: the deliveries in flight finish (those still running near
+  // the deadline are handed back to the queue), the pool closes, exit 0.
+  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: log }, async ({ signal, err }) => {
+    if (err) log.error({ err }, 'shutting down after an unexpected error')
+    else log.info({ signal }, 'shutting down')
+    await worker.stop(shutdownDeadline(config.SHUTDOWN_TIMEOUT_MS))
+    await db.destroy()
+  })
+}
+
+main().catch((error: unknown) => {
+  // A database URL may stand in the message (a driver's, or a cause's): never its password.
+  process.stderr.write(`failed to start: ${redactPasswords(describeError(error))}\n`)
+  process.exit(1)
+})
