@@ -3,28 +3,21 @@
 // else's notification is the same 404 as an unknown one.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { listNotifications, markAllRead, markRead, unreadCount } from '../../db/notifications.js'
-import { ApiError, invalidInput } from '../../errors.js'
+import { ApiError } from '../../errors.js'
 import { decodeId } from '../../ids.js'
 import { toNotificationItem } from '../../presenters/notification.js'
 import {
   EmptyResponseSchema, ListNotificationsQuerySchema, MarkAllAsReadBodySchema, MarkAsReadBodySchema, MarkManyAsReadBodySchema,
   NOTIFICATION_PAGE, NotificationListResponseSchema, UnreadCountQuerySchema, UnreadCountResponseSchema
 } from '../../schemas/notifications.js'
+import { pageParameter } from '../paging.js'
 import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
 import { requireId } from '../projects/rules.js'
 
 const notFound = () => new ApiError(404, 'not_found', 'notification not found')
 
-/** A positive whole number from a query parameter's digits. */
-function positive (text: string | undefined, path: string, fallback: number, max: number): number {
-  if (text === undefined) return fallback
-  const n = Number(text)
-  if (n < 1 || n > max) throw invalidInput(path, `must be from 1 to ${max}`)
-  return n
-}
-
 // Deep enough for any inbox; a page past it is refused rather than scanned.
-const MAX_PAGE = 10_000
+const PAGE = { default: 1, max: 10_000 } as const
 
 const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -43,8 +36,8 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: NotificationListResponseSchema, ...queryErrors, 400: invalidExample('/per_page', `must be from 1 to ${NOTIFICATION_PAGE.max}`) }
     }
   }, async (request) => {
-    const page = positive(request.query.page, '/page', 1, MAX_PAGE)
-    const perPage = positive(request.query.per_page, '/per_page', NOTIFICATION_PAGE.default, NOTIFICATION_PAGE.max)
+    const page = pageParameter(request.query.page, '/page', PAGE)
+    const perPage = pageParameter(request.query.per_page, '/per_page', NOTIFICATION_PAGE)
     const rows = await listNotifications(fastify.db, request.caller.personId, { limit: perPage, offset: (page - 1) * perPage })
     return { notifications: rows.map(toNotificationItem) }
   })

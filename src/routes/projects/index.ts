@@ -6,6 +6,7 @@ import {
   ProjectWithMarkdownResponseSchema, UpdateDescriptionBodySchema, UpdateNameBodySchema
 } from '../../schemas/projects.js'
 import { invalidInput } from '../../errors.js'
+import { pageParameter } from '../paging.js'
 import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
 import { findProject } from '../../db/project-aggregate.js'
@@ -129,7 +130,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       roles: query.only_reviewed_by_me === 'true' ? ['reviewer' as const] : query.only_my_projects === 'true' ? ['champion' as const, 'contributor' as const] : null,
       include_archived: query.include_archived === 'true'
     }
-    const limit = pageSize(query.limit)
+    const limit = pageParameter(query.limit, '/limit', LIST_LIMIT)
     const codec = await fastify.cursors()
     const scope = `projects/list\n${personId}\n${JSON.stringify(filters)}`
     const after = query.cursor === undefined ? null : listPosition(codec.decode(scope, query.cursor))
@@ -153,13 +154,6 @@ function filterId (id: string | undefined, path: string): string | null {
   const uuid = decodeId(requireId(id, path))
   if (uuid === null) throw invalidInput(path, 'is not an id')
   return uuid
-}
-
-function pageSize (limit: string | undefined): number {
-  if (limit === undefined) return LIST_LIMIT.default
-  const n = Number(limit)
-  if (n < 1 || n > LIST_LIMIT.max) throw invalidInput('/limit', `must be from 1 to ${LIST_LIMIT.max}`)
-  return n
 }
 
 /** Where the previous page ended, from its cursor; a cursor issued for anything else is a 400. */
