@@ -11,10 +11,13 @@ import {
   NOTIFICATION_PAGE, NotificationListResponseSchema, UnreadCountQuerySchema, UnreadCountResponseSchema
 } from '../../schemas/notifications.js'
 import { pageParameter } from '../paging.js'
-import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
+import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../responses.js'
 import { requireId } from '../projects/rules.js'
 
-const notFound = () => new ApiError(404, 'not_found', 'notification not found')
+const NOTIFICATION_NOT_FOUND = 'notification not found'
+const notFound = () => new ApiError(404, 'not_found', NOTIFICATION_NOT_FOUND)
+// Operations on the person's whole inbox name nothing that could be missing.
+const WHOLE_INBOX = nothingToFind('it is about the token\'s person\'s own notifications, whichever there are.')
 
 // Deep enough for any inbox; a page past it is refused rather than scanned.
 const PAGE = { default: 1, max: 10_000 } as const
@@ -33,7 +36,12 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         'left out. Read-only tokens may call it.',
       security: [{ bearerAuth: [] }],
       querystring: ListNotificationsQuerySchema,
-      response: { 200: NotificationListResponseSchema, ...queryErrors, 400: invalidExample('/per_page', `must be from 1 to ${NOTIFICATION_PAGE.max}`) }
+      response: {
+        200: NotificationListResponseSchema,
+        ...queryErrors,
+        400: invalidExample('/per_page', `must be from 1 to ${NOTIFICATION_PAGE.max}`),
+        404: WHOLE_INBOX
+      }
     }
   }, async (request) => {
     const page = pageParameter(request.query.page, '/page', PAGE)
@@ -51,7 +59,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         'Read-only tokens may call it.',
       security: [{ bearerAuth: [] }],
       querystring: UnreadCountQuerySchema,
-      response: { 200: UnreadCountResponseSchema, ...queryErrors }
+      response: { 200: UnreadCountResponseSchema, ...queryErrors, 404: WHOLE_INBOX }
     }
   }, async (request) => ({ unread: await unreadCount(fastify.db, request.caller.personId) }))
 
@@ -64,7 +72,13 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         'again changes nothing. An unknown id, or one of someone else\'s notifications, is 404. Needs a write token.',
       security: [{ bearerAuth: [] }],
       body: MarkAsReadBodySchema,
-      response: { 200: EmptyResponseSchema, ...mutationErrors, 400: invalidExample('/id', 'must not be blank') }
+      response: {
+        200: EmptyResponseSchema,
+        ...mutationErrors,
+        400: invalidExample('/id', 'must not be blank'),
+        404: notFoundExample(NOTIFICATION_NOT_FOUND, 'The notification is unknown, its id cannot be decoded, or it is ' +
+          'someone else\'s: one body for all, so no one learns which notifications exist.')
+      }
     }
   }, async (request) => {
     const id = decodeId(requireId(request.body.id, '/id'))
@@ -82,7 +96,13 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         'empty list does nothing. Needs a write token.',
       security: [{ bearerAuth: [] }],
       body: MarkManyAsReadBodySchema,
-      response: { 200: EmptyResponseSchema, ...mutationErrors, 400: invalidExample('/ids/0', 'must not be blank') }
+      response: {
+        200: EmptyResponseSchema,
+        ...mutationErrors,
+        400: invalidExample('/ids/0', 'must not be blank'),
+        404: notFoundExample(NOTIFICATION_NOT_FOUND, 'One of the notifications is unknown, its id cannot be decoded, or ' +
+          'it is someone else\'s: nothing is marked, and one body for all, so no one learns which notifications exist.')
+      }
     }
   }, async (request) => {
     const ids = new Set<string>()
@@ -103,7 +123,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'Marks every unread notification of the token\'s person as read. Needs a write token.',
       security: [{ bearerAuth: [] }],
       body: MarkAllAsReadBodySchema,
-      response: { 200: EmptyResponseSchema, ...mutationErrors }
+      response: { 200: EmptyResponseSchema, ...mutationErrors, 404: WHOLE_INBOX }
     }
   }, async (request) => {
     await markAllRead(fastify.db, request.caller.personId)

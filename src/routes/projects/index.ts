@@ -7,7 +7,7 @@ import {
 } from '../../schemas/projects.js'
 import { invalidInput } from '../../errors.js'
 import { pageParameter } from '../paging.js'
-import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
+import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
 import { findProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
@@ -21,7 +21,12 @@ import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 
 /** The same body whether the project is absent, archived or invisible: existence never leaks. */
-const projectNotFound = () => httpErrors.notFound('project not found')
+const PROJECT_NOT_FOUND = 'project not found'
+const projectNotFound = () => httpErrors.notFound(PROJECT_NOT_FOUND)
+const NO_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, its id cannot be decoded, or the person ' +
+  'cannot see it: one body for all, so existence never leaks.')
+const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, its id cannot be decoded, it ' +
+  'is archived, or the person cannot see it: one body for all, so existence never leaks.')
 
 async function update (db: Db, caller: Caller, rawId: string, field: ProjectField, value: string): Promise<{ project: Project }> {
   const projectId = decodeId(rawId)
@@ -52,7 +57,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'it after the change.',
       security: [{ bearerAuth: [] }],
       body: UpdateNameBodySchema,
-      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/name', 'must not be blank') }
+      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/name', 'must not be blank'), 404: NO_EDITABLE_PROJECT }
     }
   }, async (request) => {
     const projectId = requireId(request.body.project_id, '/project_id')
@@ -73,7 +78,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'the whole project as the person sees it after the change.',
       security: [{ bearerAuth: [] }],
       body: UpdateDescriptionBodySchema,
-      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/description', 'must be a JSON text') }
+      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/description', 'must be a JSON text'), 404: NO_EDITABLE_PROJECT }
     }
   }, async (request) => {
     const projectId = requireId(request.body.project_id, '/project_id')
@@ -94,7 +99,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'whole project is always returned. Any other query parameter is 400.',
       security: [{ bearerAuth: [] }],
       querystring: GetProjectQuerySchema,
-      response: { 200: ProjectWithMarkdownResponseSchema, ...queryErrors, 400: invalidExample('/id', 'must not be blank') }
+      response: { 200: ProjectWithMarkdownResponseSchema, ...queryErrors, 400: invalidExample('/id', 'must not be blank'), 404: NO_PROJECT }
     }
   }, async (request) => {
     const projectId = decodeId(requireId(request.query.id, '/id'))
@@ -119,7 +124,12 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'change nothing. Read-only tokens may call it.',
       security: [{ bearerAuth: [] }],
       querystring: ListProjectsQuerySchema,
-      response: { 200: ProjectListResponseSchema, ...queryErrors, 400: invalidExample('/cursor', 'is not a cursor of this list') }
+      response: {
+        200: ProjectListResponseSchema,
+        ...queryErrors,
+        400: invalidExample('/cursor', 'is not a cursor of this list'),
+        404: nothingToFind('a filter\'s id that names nothing the person can see gives an empty page (one that cannot be decoded, 400).')
+      }
     }
   }, async (request) => {
     const query = request.query
