@@ -7,7 +7,7 @@
 // node-postgres's Client#query, so pgbench can use the same protocol.
 import Fastify from 'fastify'
 import pg from 'pg'
-import type { KyselyPlugin, LogEvent, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
+import { CompiledQuery, type KyselyPlugin, type LogEvent, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
 import app, { appOptions } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions } from '../src/db/index.js'
@@ -28,6 +28,8 @@ export interface Capture {
   /** The revision the captured request used (see operations.ts). */
   revision: number
   statements: CapturedStatement[]
+  /** Notifications the request wrote. */
+  notified: number
 }
 
 /** Counts result rows per query id; it changes neither the query nor the result. */
@@ -46,10 +48,10 @@ class RowCounter implements KyselyPlugin {
 }
 
 /**
- * Sends one request of each operation on the target through the app with `inject`
+ * Sends one request of each operation on its target through the app with `inject`
  * and returns the statements each one sent.
  */
-export async function captureStatements (url: string, target: Target): Promise<Record<OperationName, Capture>> {
+export async function captureStatements (url: string, targets: Record<OperationName, Target>): Promise<Record<OperationName, Capture>> {
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '2' })
   const events: LogEvent[] = []
   const named = new Set<string>()
@@ -75,10 +77,17 @@ export async function captureStatements (url: string, target: Target): Promise<R
     await server.register(app, { db: db.withPlugin(counter), config })
     await server.ready()
     const captures = {} as Record<OperationName, Capture>
+    const counting = db
+    // Counted outside the captured window, with nothing else writing meanwhile.
+    const notifications = async () => {
+      const { rows: [row] } = await counting.executeQuery<{ n: string }>(CompiledQuery.raw('SELECT count(*) AS n FROM notifications'))
+      return Number(row!.n)
+    }
     for (const operation of OPERATIONS) {
       // A revision no run draws (runs draw from 1 up), so the mutation really changes the row.
       const revision = 0
-      const request = httpRequest(operation, target, revision)
+      const request = httpRequest(operation, targets[operation], revision)
+      const before = await notifications()
       events.length = 0
       const response = await server.inject({
         method: request.method,
@@ -91,19 +100,17 @@ export async function captureStatements (url: string, target: Target): Promise<R
       }
       const failed = events.find((e) => e.level === 'error')
       if (failed) throw new Error(`capture: ${operation} had a failing statement: ${failed.query.sql}`)
-      captures[operation] = {
-        revision,
-        statements: events.map((e) => {
-          const result = counter.results.get(e.query.queryId.queryId)
-          return {
-            sql: e.query.sql,
-            parameters: e.query.parameters,
-            rows: result?.rows ?? null,
-            columns: result?.columns ?? [],
-            named: named.has(e.query.sql)
-          }
-        })
-      }
+      const statements = events.map((e) => {
+        const result = counter.results.get(e.query.queryId.queryId)
+        return {
+          sql: e.query.sql,
+          parameters: e.query.parameters,
+          rows: result?.rows ?? null,
+          columns: result?.columns ?? [],
+          named: named.has(e.query.sql)
+        }
+      })
+      captures[operation] = { revision, statements, notified: (await notifications()) - before }
     }
     return captures
   } finally {

@@ -1,22 +1,62 @@
-// The three operations the bench drives, as HTTP requests built from one target
-// (a project and a person who may edit it). The load generator, the in-process
-// SQL capture and the pgbench scripts all take their values from here, so the
-// server and PostgreSQL are asked for the same work.
+// The operations the bench drives, as HTTP requests built from one target (a
+// person with a write token and, for the project operations, a project they may
+// edit). The load generator, the in-process SQL capture and the pgbench scripts
+// all take their values from here, so the server and PostgreSQL are asked for the
+// same work.
+import { shortId } from '../src/ids.js'
 
-export type OperationName = 'update_name' | 'update_description' | 'get'
+export type OperationName = 'update_name' | 'update_description' | 'update_description_mentions' | 'list_notifications' | 'get'
 
-export const OPERATIONS: readonly OperationName[] = ['update_name', 'update_description', 'get']
+export const OPERATIONS: readonly OperationName[] = ['update_name', 'update_description', 'update_description_mentions', 'list_notifications', 'get']
 
 /** How the table names an operation. */
 export const LABELS: Record<OperationName, string> = {
   update_name: 'update_name',
   update_description: 'update_description',
+  update_description_mentions: 'update_description (100 subscribers, 20 mentions)',
+  list_notifications: 'notifications/list',
   get: 'projects/get'
 }
 
-/** A project and the champion whose write token the requests carry. */
+/**
+ * The targets an operation draws from (seed.ts): the normal projects' champions;
+ * the champions of the projects with a long subscription list, whose every change
+ * mentions people and notifies about a hundred; or the readers, people whose inbox
+ * holds a few hundred notifications and gets no new one during the run, so the
+ * list they read stays the same size however many notifications the other runs add.
+ */
+export type TargetSet = 'normal' | 'notified' | 'readers'
+
+export const TARGET_SETS: Record<OperationName, TargetSet> = {
+  update_name: 'normal',
+  update_description: 'normal',
+  update_description_mentions: 'notified',
+  list_notifications: 'readers',
+  get: 'normal'
+}
+
+/** Activities one request records: the mutations one each. */
+export const ACTIVITIES: Record<OperationName, number> = {
+  update_name: 1,
+  update_description: 1,
+  update_description_mentions: 1,
+  list_notifications: 0,
+  get: 0
+}
+
+/** A person of the project's company whom its new descriptions mention. */
+export interface Mention {
+  /** Canonical UUID. */
+  id: string
+  name: string
+}
+
+/**
+ * A project and the champion whose write token the requests carry; for a reader,
+ * the reader and the project of their newest notification.
+ */
 export interface Target {
-  /** 1-based position among the normal (or large) projects. */
+  /** 1-based position within its set (normal, large, notified or readers). */
   n: number
   projectId: string
   /** The id clients use: base62 of the UUID. */
@@ -27,6 +67,8 @@ export interface Target {
   token: string
   /** SHA-256 of the token, as stored in api_tokens. */
   digest: Buffer
+  /** Whom each new description mentions, in document order: none but for the notified set. */
+  mentions: Mention[]
 }
 
 // A marker inside a JSON string value: replacing it keeps the text valid JSON, and
@@ -77,14 +119,38 @@ export const DESCRIPTION_TEMPLATE: string = JSON.stringify({
   ]
 })
 
+const templates = new WeakMap<readonly Mention[], string>()
+
+/**
+ * The template with a paragraph that mentions these people, as an editor's mention
+ * nodes carry them: the public id and the name shown.
+ */
+export function descriptionTemplate (mentions: readonly Mention[]): string {
+  if (mentions.length === 0) return DESCRIPTION_TEMPLATE
+  // Built once per target: the load generator shares the CPUs with what it measures.
+  const known = templates.get(mentions)
+  if (known !== undefined) return known
+  const doc = JSON.parse(DESCRIPTION_TEMPLATE) as { content: unknown[] }
+  const content: unknown[] = [{ type: 'text', text: 'Please review before the next cohort: ' }]
+  mentions.forEach((m, i) => {
+    if (i > 0) content.push({ type: 'text', text: i === mentions.length - 1 ? ' and ' : ', ' })
+    content.push({ type: 'mention', attrs: { id: shortId(m.id), label: m.name } })
+  })
+  content.push({ type: 'text', text: '.' })
+  doc.content.push({ type: 'paragraph', content })
+  const text = JSON.stringify(doc)
+  templates.set(mentions, text)
+  return text
+}
+
 export const NAME_PREFIX = 'Renamed project '
 
 export function newName (revision: number): string {
   return NAME_PREFIX + String(revision)
 }
 
-export function newDescription (revision: number): string {
-  return DESCRIPTION_TEMPLATE.replace(REVISION_MARKER, String(revision))
+export function newDescription (revision: number, mentions: readonly Mention[] = []): string {
+  return descriptionTemplate(mentions).replace(REVISION_MARKER, String(revision))
 }
 
 export function randomRevision (): number {
@@ -98,27 +164,31 @@ export interface HttpRequest {
   body?: string
 }
 
-const BASE = '/api/external/v1/projects'
+const BASE = '/api/external/v1'
 
 /** The request a client sends for this operation on this target. */
 export function httpRequest (operation: OperationName, target: Target, revision: number): HttpRequest {
   const authorization = `Bearer ${target.token}`
   switch (operation) {
     case 'get':
-      return { method: 'GET', path: `${BASE}/get?id=${target.publicId}`, headers: { authorization } }
+      return { method: 'GET', path: `${BASE}/projects/get?id=${target.publicId}`, headers: { authorization } }
+    case 'list_notifications':
+      // The first page at the default size, as a client opening the inbox asks for it.
+      return { method: 'GET', path: `${BASE}/notifications/list`, headers: { authorization } }
     case 'update_name':
       return {
         method: 'POST',
-        path: `${BASE}/update_name`,
+        path: `${BASE}/projects/update_name`,
         headers: { authorization, 'content-type': 'application/json' },
         body: JSON.stringify({ project_id: target.publicId, name: newName(revision) })
       }
     case 'update_description':
+    case 'update_description_mentions':
       return {
         method: 'POST',
-        path: `${BASE}/update_description`,
+        path: `${BASE}/projects/update_description`,
         headers: { authorization, 'content-type': 'application/json' },
-        body: JSON.stringify({ project_id: target.publicId, description: newDescription(revision) })
+        body: JSON.stringify({ project_id: target.publicId, description: newDescription(revision, target.mentions) })
       }
   }
 }

@@ -1,20 +1,20 @@
 // Turns the captured statements into pgbench scripts and runs them: the ceiling
 // PostgreSQL itself sets for the same statements, with no HTTP, JSON or pool in
-// between. Each transaction draws a random target from bench_targets (\gset), then
-// sends the captured statements with the per-request values ($k) replaced by
-// pgbench variables and every other parameter by a literal. Parameters go as
-// untyped text, as node-postgres sends them, and with the protocol the server
-// used: -M prepared when it sent named statements, -M extended when unnamed.
+// between. Each transaction draws a random target of the operation's set from
+// bench_targets (\gset), then sends the captured statements with the per-request
+// values ($k) replaced by pgbench variables and every other parameter by a literal.
+// Parameters go as untyped text, as node-postgres sends them, and with the protocol
+// the server used: -M prepared when it sent named statements, -M extended when unnamed.
 import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import type { Capture, CapturedStatement } from './capture.js'
-import { NAME_PREFIX, REVISION_MARKER, newDescription, newName, type OperationName, type Target } from './operations.js'
+import { NAME_PREFIX, REVISION_MARKER, TARGET_SETS, newDescription, newName, type OperationName, type Target } from './operations.js'
 
 const run = promisify(execFile)
 
-/** The values a request varies, by the pgbench variable that carries each; bench_targets has the first five as columns. */
+/** The values a request varies, by the pgbench variable that carries each; bench_targets has the first six as columns. */
 export function variableValues (target: Target, revision: number): Record<string, unknown> {
   return {
     project_id: target.projectId,
@@ -22,8 +22,9 @@ export function variableValues (target: Target, revision: number): Record<string
     person_id: target.personId,
     token_id: target.tokenId,
     digest: target.digest,
+    mentions: target.mentions.map((m) => m.id),
     new_name: newName(revision),
-    new_description: newDescription(revision)
+    new_description: newDescription(revision, target.mentions)
   }
 }
 
@@ -52,6 +53,8 @@ export function literal (value: unknown): string {
 
 function same (a: unknown, b: unknown): boolean {
   if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b)
+  // An empty list is the same for every target: it stays a literal.
+  if (Array.isArray(a) && Array.isArray(b)) return a.length > 0 && a.length === b.length && a.every((v, i) => same(v, b[i]))
   return typeof a === 'string' && a === b
 }
 
@@ -145,20 +148,20 @@ export function pgbenchScript (operation: OperationName, capture: Capture, targe
   const rewritten = capture.statements.map((s) => rewrite(s, values))
   const used = new Set(rewritten.flatMap((r) => [...r.variables]))
   const columns: string[] = []
-  for (const name of ['project_id', 'public_id', 'person_id', 'token_id', 'digest']) {
+  for (const name of ['project_id', 'public_id', 'person_id', 'token_id', 'digest', 'mentions']) {
     if (used.has(name)) columns.push(`t.${name}`)
   }
   if (used.has('new_name')) columns.push(`${quote(NAME_PREFIX)} || :r::text AS new_name`)
-  if (used.has('new_description')) columns.push(`replace(x.description, ${quote(REVISION_MARKER)}, :r::text) AS new_description`)
+  if (used.has('new_description')) columns.push(`replace(t.description, ${quote(REVISION_MARKER)}, :r::text) AS new_description`)
+  const set = TARGET_SETS[operation]
   const lines = [
-    `-- ${operation}: ${capture.statements.length} statement(s) captured from the server, per-request values from bench_targets`,
+    `-- ${operation}: ${capture.statements.length} statement(s) captured from the server, per-request values from bench_targets (${set})`,
     `\\set n random(1, ${targets})`,
     '\\set r random(1, 1000000000)'
   ]
   const commands = ['\\set n', '\\set r']
   if (columns.length > 0) {
-    const from = used.has('new_description') ? 'bench_targets t CROSS JOIN bench_texts x' : 'bench_targets t'
-    lines.push(`SELECT ${columns.join(', ')} FROM ${from} WHERE t.n = :n \\gset`)
+    lines.push(`SELECT ${columns.join(', ')} FROM bench_targets t WHERE t.kind = ${quote(set)} AND t.n = :n \\gset`)
     commands.push('target lookup (bench_targets)')
   }
   rewritten.forEach((r, i) => {

@@ -245,8 +245,10 @@ function statementsSection (figures: Figures, settings: Settings): string {
     const script = figures.scripts[op]
     const bench = figures.pgbench.get(pgbenchKey(op, low))
     const statements = figures.captures[op].statements
+    const notified = figures.captures[op].notified
     parts.push(`**${LABELS[op]}**: ${statements.length} statement(s) per request, ` +
       `${script.protocol === 'prepared' ? 'named (prepared once per connection)' : 'unnamed (parsed and planned on every call)'}` +
+      (notified > 0 ? `, ${notified} notifications written by each` : '') +
       (bench ? `; average latency of each pgbench command at ${low} clients:` : ''))
     if (bench) {
       parts.push(table(['command', 'ms'], script.commands.map((c, i) => [c, f(bench.statementMs[i], 3)])))
@@ -270,7 +272,10 @@ function sizeLine (size: DatasetSize): string {
     `${size.peoplePerCompany} people each), each with ${size.milestones} milestones, ${size.contributors} contributors ` +
     `(a champion and a reviewer among them), ${size.subscribers} subscribers, ${size.checkIns} check-ins, ` +
     `${size.keyResources} key resources, 4 task statuses, 2 unread notifications for the champion; plus ` +
-    `${size.largeProjects} large projects with ${size.largeMilestones} milestones and ${size.largeContributors} contributors`
+    `${size.largeProjects} large projects with ${size.largeMilestones} milestones and ${size.largeContributors} contributors; ` +
+    `${size.notifiedProjects} projects like the normal ones but with ${size.notifiedSubscribers} subscribers (every tenth a ` +
+    '`mentioned` one, every twentieth canceled); ' +
+    `${size.readers} readers, on no project, each with ${size.readerNotifications} notifications (the newest 30 unread)`
 }
 
 export const HOW_TO_RUN = `# Benchmarks
@@ -279,7 +284,7 @@ How to run: \`npm run bench\` (PostgreSQL at \`DATABASE_URL\`, else postgres://p
 the bench recreates the database \`projects_bench\` there and leaves it in place afterwards).
 It builds (\`npm run build\`), seeds, captures the SQL the server sends, drives \`node dist/src/server.js\` with
 autocannon, replays the captured SQL with pgbench, does the same HTTP runs on the embedded database (PGlite),
-and rewrites this file. The default run takes about four minutes on 2 cores.
+and rewrites this file. The default run takes about six minutes on 2 cores.
 
 | option | default | meaning |
 | --- | --- | --- |
@@ -344,7 +349,13 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     settings.embedded
       ? `- Dataset (embedded, seeded in ${f(settings.embedded.seedSeconds, 1)} s): ${settings.embedded.size.projects === settings.size.projects ? 'the same' : sizeLine(settings.embedded.size)}`
       : '- Embedded: not run',
-    '- Requests: each picks a random project of the normal set and its champion\'s write token; updates send a new name, or a new ~3 KB JSON description, every time, so each one writes the row and an activity.',
+    '- Requests: each picks a random project of the normal set and its champion\'s write token; updates send a new name, or a new ~3 KB JSON description, every time, so each one writes the row and an activity ' +
+      `(a description change also notifies the project's subscribers: ${figures.captures.update_description.notified} people on a normal project). ` +
+      `${LABELS.update_description_mentions}: the same on a random project of the ${settings.size.notifiedProjects} with ${settings.size.notifiedSubscribers} subscribers, ` +
+      `the description mentioning ${settings.size.mentions} people of the company: a quarter \`mentioned\` subscribers, a quarter other subscribers, ` +
+      'half not on the list, who become `mentioned` subscribers at the project\'s first change; the mentions stay the same, so every change after the first ' +
+      `notifies the same ${figures.captures.update_description_mentions.notified} people and the list stops growing. ` +
+      `${LABELS.list_notifications}: a random reader asks for the first page at the default size; nothing notifies readers during the run, so their inbox keeps its size.`,
     '',
     table(main.header, main.rows),
     '',
@@ -383,6 +394,8 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       `On ${m.cpus} cores, backends beyond a few per core take turns rather than add throughput. ` +
       'Each pgbench transaction also reads its target from `bench_targets`.',
     '- Autocannon, the server and PostgreSQL share the same CPUs, so every figure here is for all three on one machine.',
+    '- Runs go in the table\'s order, and every description change adds notifications (about 100 each on the projects with long lists), ' +
+      'so the notifications table grows through the run; the readers\' inboxes do not.',
     ...(figures.embedded.length > 0
       ? ['- The embedded database runs inside the server\'s event loop. While that loop is saturated, Node accepts one pending ' +
           'connection per loop iteration, so at 50 connections some connections get their first answer only seconds into the run: ' +

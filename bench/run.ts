@@ -35,7 +35,7 @@ import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
 import { load, startServer, type LoadResult, type Server } from './load.js'
-import { OPERATIONS, LABELS, type OperationName, type Target } from './operations.js'
+import { ACTIVITIES, OPERATIONS, LABELS, TARGET_SETS, type OperationName, type Target, type TargetSet } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { machine, pgbenchKey, render, type Figures, type SizeRun } from './report.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
@@ -134,15 +134,17 @@ async function count (db: Db, table: string): Promise<number> {
 }
 
 /** Warm-up, the measured runs at each connection count, then the small-vs-large runs. */
-async function drive (server: Server, normal: Target[], large: Target[], where: string, database: string | null): Promise<{ results: LoadResult[], sizes: SizeRun[] }> {
+async function drive (server: Server, dataset: Dataset, where: string, database: string | null): Promise<{ results: LoadResult[], sizes: SizeRun[] }> {
+  const { normal, large } = dataset
   for (const operation of OPERATIONS) {
-    await load({ url: server.url, pid: server.pid, operation, targets: normal, connections: 10, seconds: options.warmup, database })
+    await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections: 10, seconds: options.warmup, database })
   }
   const results: LoadResult[] = []
   for (const operation of OPERATIONS) {
+    const targets = dataset[TARGET_SETS[operation]]
     for (const connections of options.connections) {
       step(`${where}: ${LABELS[operation]} at ${connections} connections for ${options.duration} s`)
-      const result = await load({ url: server.url, pid: server.pid, operation, targets: normal, connections, seconds: options.duration, database })
+      const result = await load({ url: server.url, pid: server.pid, operation, targets, connections, seconds: options.duration, database })
       step(`  ${describe(result)}`)
       results.push(result)
     }
@@ -197,18 +199,21 @@ async function main (): Promise<void> {
     const pgbenchAvailable = spawnSync(options.pgbench, ['--version']).status === 0
     try {
       await migrateToLatest(db)
-      step(`seeding ${size.projects} + ${size.largeProjects} large projects`)
+      step(`seeding ${size.projects} + ${size.largeProjects} large + ${size.notifiedProjects} notified projects, ${size.readers} readers`)
       dataset = await seedDataset(db, size, { tokenConcurrency: 8 })
-      await writeBenchTargets(db, dataset.normal)
+      await writeBenchTargets(db, dataset)
       step(`  seeded in ${dataset.seconds.toFixed(1)} s: ${JSON.stringify(dataset.rows)}`)
+      const sets: Record<TargetSet, Target[]> = dataset
+      const first = (operation: OperationName) => sets[TARGET_SETS[operation]][0]!
 
       step('capturing the SQL of one request of each operation')
-      captures = await captureStatements(benchUrl, dataset.normal[0]!)
+      captures = await captureStatements(benchUrl, Object.fromEntries(OPERATIONS.map((op) => [op, first(op)])) as Record<OperationName, Target>)
       for (const operation of OPERATIONS) {
         const statements = captures[operation].statements
-        scripts[operation] = pgbenchScript(operation, captures[operation], dataset.normal[0]!, dataset.normal.length)
-        step(`  ${LABELS[operation]}: ${statements.length} statement(s), ${scripts[operation].protocol === 'prepared' ? 'named (pgbench -M prepared)' : 'unnamed (pgbench -M extended)'}: ` +
-          statements.map((s) => statementLabel(s.sql)).join(' | '))
+        const targets = sets[TARGET_SETS[operation]].length
+        scripts[operation] = pgbenchScript(operation, captures[operation], first(operation), targets)
+        step(`  ${LABELS[operation]}: ${statements.length} statement(s), ${scripts[operation].protocol === 'prepared' ? 'named (pgbench -M prepared)' : 'unnamed (pgbench -M extended)'}, ` +
+          `${captures[operation].notified} notification(s) written: ` + statements.map((s) => statementLabel(s.sql)).join(' | '))
         for (const warning of scripts[operation].warnings) step(`  warning: ${warning}`)
         files[operation] = await writeScript(tmp, operation, scripts[operation])
       }
@@ -216,14 +221,18 @@ async function main (): Promise<void> {
         step(`${options.pgbench} is not available: no pgbench columns`)
       } else {
         for (const operation of OPERATIONS) {
-          const check = pgbenchScript(operation, captures[operation], dataset.normal[0]!, dataset.normal.length, true)
+          const check = pgbenchScript(operation, captures[operation], first(operation), sets[TARGET_SETS[operation]].length, true)
           const file = await writeScript(tmp, `${operation}-verify`, check)
-          const before = await count(db, 'activities')
+          const before = { activities: await count(db, 'activities'), notifications: await count(db, 'notifications') }
           await verifyScript(pgbenchOptions(1, check.protocol), file)
-          const written = (await count(db, 'activities')) - before
-          const expected = operation === 'get' ? 0 : 1
-          if (written !== expected) throw new Error(`the ${operation} script wrote ${written} activities, not ${expected}: it does not replay the server's work`)
-          step(`  ${operation}: pgbench script verified (-t 1, every one-row statement returned its row, ${written} activity written)`)
+          const written = (await count(db, 'activities')) - before.activities
+          const notified = (await count(db, 'notifications')) - before.notifications
+          // Every target of a set is seeded alike, so a random one notifies as many as the captured one.
+          if (written !== ACTIVITIES[operation] || notified !== captures[operation].notified) {
+            throw new Error(`the ${operation} script wrote ${written} activities and ${notified} notifications, not ` +
+              `${ACTIVITIES[operation]} and ${captures[operation].notified}: it does not replay the server's work`)
+          }
+          step(`  ${operation}: pgbench script verified (-t 1, every one-row statement returned its row, ${written} activity and ${notified} notification(s) written)`)
         }
       }
     } finally {
@@ -241,7 +250,7 @@ async function main (): Promise<void> {
     })
     servers.push(pgServer)
     step(`  ready; RSS ${pgServer.idleRssMb.toFixed(0)} MB before any load`)
-    const postgres = await drive(pgServer, dataset.normal, dataset.large, 'PostgreSQL', DATABASE)
+    const postgres = await drive(pgServer, dataset, 'PostgreSQL', DATABASE)
     await pgServer.stop()
 
     const pgbench = new Map<string, PgbenchResult>()
@@ -286,7 +295,7 @@ async function main (): Promise<void> {
     if (options.embedded) {
       const dataDir = path.join(tmp, 'pglite')
       const embeddedSize: DatasetSize = { ...DEFAULT_SIZE, projects: options.embeddedProjects }
-      step(`seeding the embedded database (${embeddedSize.projects} + ${embeddedSize.largeProjects} large projects)`)
+      step(`seeding the embedded database (${embeddedSize.projects} + ${embeddedSize.largeProjects} large + ${embeddedSize.notifiedProjects} notified projects, ${embeddedSize.readers} readers)`)
       const edb = await createDb(dbOptions(loadConfig({ DATA_DIR: dataDir, DB_STATEMENT_TIMEOUT_MS: '10000' })))
       let embeddedData: Dataset
       try {
@@ -317,7 +326,7 @@ async function main (): Promise<void> {
       servers.push(emServer)
       embeddedIdleRss = emServer.idleRssMb
       step(`  ready; RSS ${emServer.idleRssMb.toFixed(0)} MB before any load`)
-      embedded = await drive(emServer, embeddedData.normal, embeddedData.large, 'embedded', null)
+      embedded = await drive(emServer, embeddedData, 'embedded', null)
       await emServer.stop()
     }
 

@@ -1,5 +1,6 @@
 // The bench dataset: companies, people, spaces, goals and projects with their
-// milestones, contributors, subscribers, check-ins and key resources, inserted with
+// milestones, contributors, subscribers, check-ins and key resources, the projects
+// whose descriptions mention people, and readers with a full inbox, inserted with
 // set-based INSERT ... SELECT over generate_series so it takes seconds on PostgreSQL
 // and on PGlite alike. Row ids are md5 of a name and an ordinal, so every
 // relationship is plain arithmetic and no row has to be read back to link another.
@@ -8,7 +9,7 @@ import type { Db } from '../src/db/index.js'
 import type { Database } from '../src/db/types.js'
 import { createToken, tokenDigest } from '../src/db/tokens.js'
 import { shortId } from '../src/ids.js'
-import { DESCRIPTION_TEMPLATE, REVISION_MARKER, type Target } from './operations.js'
+import { DESCRIPTION_TEMPLATE, REVISION_MARKER, descriptionTemplate, type Mention, type Target, type TargetSet } from './operations.js'
 
 export interface DatasetSize {
   companies: number
@@ -25,6 +26,17 @@ export interface DatasetSize {
   largeProjects: number
   largeMilestones: number
   largeContributors: number
+  /**
+   * Normal-sized projects with a long subscription list, whose new descriptions
+   * mention people (see mentionOrdinals): update_description with notifications.
+   */
+  notifiedProjects: number
+  notifiedSubscribers: number
+  /** People each new description of a notified project mentions. */
+  mentions: number
+  /** People spread over the companies, on no project and no subscription list, each with an inbox of this many notifications. */
+  readers: number
+  readerNotifications: number
 }
 
 export const DEFAULT_SIZE: DatasetSize = {
@@ -39,29 +51,56 @@ export const DEFAULT_SIZE: DatasetSize = {
   keyResources: 3,
   largeProjects: 5,
   largeMilestones: 200,
-  largeContributors: 100
+  largeContributors: 100,
+  notifiedProjects: 200,
+  notifiedSubscribers: 100,
+  mentions: 20,
+  readers: 50,
+  readerNotifications: 300
 }
 
-export interface Dataset {
-  normal: Target[]
+export interface Dataset extends Record<TargetSet, Target[]> {
   large: Target[]
   /** Rows per table after seeding. */
   rows: Record<string, number>
   seconds: number
 }
 
+/**
+ * Whom a notified project's new descriptions mention, as ordinals r of its people
+ * (person base + r of the company; its subscribers are r = 1..notifiedSubscribers,
+ * every tenth of them a `mentioned` one, r = 5, 15, ...). A quarter are `mentioned`
+ * subscribers (r = 5, 25, ...), a quarter other subscribers (r = 10, 30, ...), half
+ * people not on the list yet, in turn. The set is the same for every change: the
+ * first change of a project subscribes the newcomers as `mentioned`, and each one
+ * notifies the same people, about a hundred (the subscribers who did not cancel,
+ * less the `mentioned` ones left out of the mentions, plus the newcomers), so the
+ * row measures one steady cost rather than a list that grows with the run.
+ */
+export function mentionOrdinals (size: DatasetSize): number[] {
+  const ordinals: number[] = []
+  for (let q = 0; q < size.mentions / 4; q++) {
+    ordinals.push(5 + 20 * q, 10 + 20 * q, size.notifiedSubscribers + 1 + 2 * q, size.notifiedSubscribers + 2 + 2 * q)
+  }
+  return ordinals
+}
+
 function check (size: DatasetSize): void {
-  const most = Math.max(size.contributors, size.largeContributors, size.subscribers * 3)
+  const most = Math.max(size.contributors, size.largeContributors, size.subscribers * 3, size.notifiedSubscribers + size.mentions / 2 + 1)
   if (size.peoplePerCompany < most) {
     throw new RangeError(`peoplePerCompany (${size.peoplePerCompany}) must be at least ${most}: ` +
-      'contributors and subscribers of one project are distinct people of its company')
+      'contributors, subscribers and the people mentioned of one project are distinct people of its company')
   }
   if (size.contributors < 2 || size.largeContributors < 2) throw new RangeError('a project needs at least a champion and a reviewer')
+  if (size.mentions % 4 !== 0 || size.notifiedSubscribers < 5 * size.mentions) {
+    throw new RangeError('mentions must be a multiple of 4 and notifiedSubscribers at least 5 times mentions (see mentionOrdinals)')
+  }
+  if (size.projects < size.companies) throw new RangeError('each company needs a normal project for its readers\' notifications')
 }
 
 /** The statements, in order; `$1` is the description template wherever it appears. */
 function statements (size: DatasetSize): string[] {
-  const { companies: C, spacesPerCompany: S, peoplePerCompany: P, projects: N, largeProjects: L } = size
+  const { companies: C, spacesPerCompany: S, peoplePerCompany: P, projects: N, largeProjects: L, notifiedProjects: K, readers: R } = size
   const company = (c: string) => `md5('bench-company-' || ${c})::uuid`
   const person = (c: string, k: string) => `md5('bench-person-' || ((${c} - 1) * ${P} + ${k}))::uuid`
   const space = (c: string, s: string) => `md5('bench-space-' || ((${c} - 1) * ${S} + ${s}))::uuid`
@@ -98,21 +137,36 @@ function statements (size: DatasetSize): string[] {
        'quarter', 'Q1 2027', DATE '2027-01-01', 'quarter', 'Q2 2027', DATE '2027-06-30'
      FROM generate_series(1, ${C}) c, generate_series(1, ${S}) s`,
 
-    // One row per project: its company c, its position j in the company (which
-    // picks its space and, through base, its people) and how big it is.
+    // Readers: on no project and no subscription list, so nothing during the run
+    // notifies them.
+    `INSERT INTO people (id, company_id, full_name, email, title, is_admin, inserted_at)
+     SELECT md5('bench-reader-' || q)::uuid, ${company(`((q - 1) % ${C} + 1)`)}, 'Riley Reader ' || q,
+       'reader' || q || '@company' || ((q - 1) % ${C} + 1) || '.test', 'Operations Lead', false, now() - interval '400 days'
+     FROM generate_series(1, ${R}) q`,
+
+    `INSERT INTO space_members (space_id, person_id)
+     SELECT ${space(`((q - 1) % ${C} + 1)`, `(q % ${S} + 1)`)}, md5('bench-reader-' || q)::uuid
+     FROM generate_series(1, ${R}) q`,
+
+    // One row per project: its kind, its company c, its position j in the company
+    // (which picks its space and, through base, its people) and how big it is.
+    // Normal projects come first (i = 1..N), then the large, then the notified ones.
     `CREATE TEMPORARY TABLE bench_seed ON COMMIT DROP AS
-     SELECT i, c, j, 2 * j % ${P} AS base, md5('bench-project-' || i)::uuid AS id,
+     SELECT i, kind, c, j, 2 * j % ${P} AS base, md5('bench-project-' || i)::uuid AS id,
        ${company('c')} AS company_id, ${space('c', `(j % ${S} + 1)`)} AS space_id,
        md5('bench-goal-' || ((c - 1) * ${S} + j % ${S} + 1))::uuid AS goal_id,
-       mc, kc, large
+       mc, kc, kind = 'large' AS large
      FROM (
-       SELECT i,
-         CASE WHEN i <= ${N} THEN (i - 1) % ${C} + 1 ELSE (i - ${N} - 1) % ${C} + 1 END AS c,
-         CASE WHEN i <= ${N} THEN (i - 1) / ${C} ELSE ${Math.ceil(N / C)} + (i - ${N} - 1) / ${C} END AS j,
-         CASE WHEN i <= ${N} THEN ${size.milestones} ELSE ${size.largeMilestones} END AS mc,
-         CASE WHEN i <= ${N} THEN ${size.contributors} ELSE ${size.largeContributors} END AS kc,
-         i > ${N} AS large
-       FROM generate_series(1, ${N + L}) i
+       SELECT i, kind, (o - 1) % ${C} + 1 AS c,
+         CASE kind WHEN 'normal' THEN 0 WHEN 'large' THEN ${Math.ceil(N / C)} ELSE ${Math.ceil(N / C) + Math.ceil(L / C)} END + (o - 1) / ${C} AS j,
+         CASE kind WHEN 'large' THEN ${size.largeMilestones} ELSE ${size.milestones} END AS mc,
+         CASE kind WHEN 'large' THEN ${size.largeContributors} ELSE ${size.contributors} END AS kc
+       FROM (
+         SELECT i,
+           CASE WHEN i <= ${N} THEN 'normal' WHEN i <= ${N + L} THEN 'large' ELSE 'notified' END AS kind,
+           CASE WHEN i <= ${N} THEN i WHEN i <= ${N + L} THEN i - ${N} ELSE i - ${N + L} END AS o
+         FROM generate_series(1, ${N + L + K}) i
+       ) y
      ) x`,
 
     `INSERT INTO projects (id, company_id, space_id, goal_id, name, description,
@@ -154,7 +208,17 @@ function statements (size: DatasetSize): string[] {
     `INSERT INTO subscriptions (subscription_list_id, person_id, type, canceled)
      SELECT md5('bench-list-' || x.i)::uuid, ${person('x.c', `((x.base + 3 * r) % ${P} + 1)`)},
        (ARRAY['invited','joined','mentioned'])[1 + r % 3], r % 10 = 9
-     FROM bench_seed x, generate_series(0, ${size.subscribers - 1}) r`,
+     FROM bench_seed x, generate_series(0, ${size.subscribers - 1}) r
+     WHERE x.kind <> 'notified'`,
+
+    // The notified projects' long lists: people base + 1.. of the company (the
+    // champion, base + 0, is the author of the changes), every tenth a
+    // \`mentioned\` subscriber and every twentieth canceled (see mentionOrdinals).
+    `INSERT INTO subscriptions (subscription_list_id, person_id, type, canceled)
+     SELECT md5('bench-list-' || x.i)::uuid, ${person('x.c', `((x.base + r) % ${P} + 1)`)},
+       CASE WHEN r % 10 = 5 THEN 'mentioned' WHEN r % 2 = 0 THEN 'joined' ELSE 'invited' END, r % 20 = 7
+     FROM bench_seed x, generate_series(1, ${size.notifiedSubscribers}) r
+     WHERE x.kind = 'notified'`,
 
     // Check-ins by the champion, weekly; all but the newest acknowledged by the reviewer.
     `INSERT INTO project_check_ins (project_id, author_id, status, description, acknowledged_at, acknowledged_by_id, inserted_at)
@@ -189,48 +253,70 @@ function statements (size: DatasetSize): string[] {
      FROM bench_seed x, generate_series(0, 1) r`,
 
     `INSERT INTO project_pins (person_id, project_id)
-     SELECT ${person('x.c', `(x.base % ${P} + 1)`)}, x.id FROM bench_seed x WHERE x.i % 3 = 0`
+     SELECT ${person('x.c', `(x.base % ${P} + 1)`)}, x.id FROM bench_seed x WHERE x.i % 3 = 0`,
+
+    // Each reader's inbox: notifications about the normal projects of their company,
+    // one every four hours going back, the newest 30 unread.
+    `INSERT INTO notifications (person_id, project_id, activity_id, action, read, read_at, inserted_at)
+     SELECT md5('bench-reader-' || q)::uuid, md5('bench-project-' || n.i)::uuid, md5('bench-activity-' || n.i)::uuid,
+       (ARRAY['project_description_changed','project_check_in_submitted','project_milestone_commented'])[1 + t % 3],
+       t >= 30, CASE WHEN t >= 30 THEN n.sent_at + interval '1 hour' END, n.sent_at
+     FROM generate_series(1, ${R}) q, generate_series(0, ${size.readerNotifications - 1}) t,
+       LATERAL (SELECT (q - 1) % ${C} + 1 + ${C} * ((q + t) % ${Math.floor(N / C)}) AS i,
+         now() - t * interval '4 hours' - q * interval '1 minute' AS sent_at) n`
   ]
 }
 
-interface ChampionRow {
-  i: number
+interface TargetRow {
   project_id: string
   person_id: string
   email: string
-  large: boolean
+  kind: TargetSet | 'large'
+  mentions: Mention[]
 }
 
 /**
  * Seeds the dataset into a freshly migrated database, issues a write token for
- * each project's champion and returns the targets: the normal projects first,
- * then the large ones.
+ * each project's champion and each reader, and returns the targets by set.
  */
 export async function seedDataset (db: Db, size: DatasetSize, options: { tokenConcurrency: number }): Promise<Dataset> {
   check(size)
   const started = performance.now()
-  const champions = await db.transaction().execute(async (trx: Transaction<Database>) => {
+  const { peoplePerCompany: P, companies: C, projects: N } = size
+  const rows = await db.transaction().execute(async (trx: Transaction<Database>) => {
     for (const text of statements(size)) {
       await trx.executeQuery(CompiledQuery.raw(text, text.includes('$1') ? [DESCRIPTION_TEMPLATE] : []))
     }
-    const result = await trx.executeQuery<ChampionRow>(CompiledQuery.raw(
-      `SELECT x.i, x.id::text AS project_id, pc.person_id::text AS person_id, pe.email, x.large
+    const champions = await trx.executeQuery<TargetRow>(CompiledQuery.raw(
+      `SELECT x.id::text AS project_id, pc.person_id::text AS person_id, pe.email, x.kind,
+         CASE WHEN x.kind = 'notified' THEN (
+           SELECT json_agg(json_build_object('id', m.id, 'name', m.full_name) ORDER BY o.n)
+           FROM unnest(ARRAY[${mentionOrdinals(size).join(', ')}]::int[]) WITH ORDINALITY AS o(r, n)
+           JOIN people m ON m.id = md5('bench-person-' || ((x.c - 1) * ${P} + (x.base + o.r) % ${P} + 1))::uuid
+         ) ELSE '[]'::json END AS mentions
        FROM bench_seed x
        JOIN project_contributors pc ON pc.project_id = x.id AND pc.role = 'champion'
        JOIN people pe ON pe.id = pc.person_id
        ORDER BY x.i`))
-    return result.rows
+    // A reader's project is the one of their newest notification.
+    const readers = await trx.executeQuery<TargetRow>(CompiledQuery.raw(
+      `SELECT md5('bench-project-' || ((q - 1) % ${C} + 1 + ${C} * (q % ${Math.floor(N / C)})))::uuid::text AS project_id,
+         pe.id::text AS person_id, pe.email, 'readers' AS kind, '[]'::json AS mentions
+       FROM generate_series(1, ${size.readers}) q
+       JOIN people pe ON pe.id = md5('bench-reader-' || q)::uuid
+       ORDER BY q`))
+    return [...champions.rows, ...readers.rows]
   })
   await db.executeQuery(CompiledQuery.raw('ANALYZE'))
 
   // Tokens through the service's own function, so they are stored exactly as it
   // stores them; a few at a time where the pool allows it.
-  const targets: Array<Target & { large: boolean }> = new Array(champions.length)
+  const targets: Array<Target & { kind: TargetRow['kind'] }> = new Array(rows.length)
   let next = 0
   const worker = async () => {
-    while (next < champions.length) {
+    while (next < rows.length) {
       const index = next++
-      const row = champions[index]!
+      const row = rows[index]!
       const issued = await createToken(db, { email: row.email, name: 'bench' })
       targets[index] = {
         n: 0,
@@ -240,47 +326,56 @@ export async function seedDataset (db: Db, size: DatasetSize, options: { tokenCo
         tokenId: issued.id,
         token: issued.token,
         digest: tokenDigest(issued.token),
-        large: row.large
+        mentions: row.mentions,
+        kind: row.kind
       }
     }
   }
   await Promise.all(Array.from({ length: Math.max(1, options.tokenConcurrency) }, worker))
 
-  const strip = ({ large: _large, ...target }: Target & { large: boolean }, n: number): Target => ({ ...target, n: n + 1 })
-  const normal = targets.filter((t) => !t.large).map(strip)
-  const large = targets.filter((t) => t.large).map(strip)
+  const set = (kind: TargetRow['kind']): Target[] => targets.filter((t) => t.kind === kind)
+    .map(({ kind: _kind, ...target }, n) => ({ ...target, n: n + 1 }))
 
-  const rows: Record<string, number> = {}
+  const counts: Record<string, number> = {}
   for (const table of ['companies', 'people', 'spaces', 'projects', 'project_milestones', 'project_contributors',
-    'subscriptions', 'project_check_ins', 'project_key_resources', 'api_tokens']) {
+    'subscriptions', 'project_check_ins', 'project_key_resources', 'notifications', 'api_tokens']) {
     const result = await db.executeQuery<{ count: string | number }>(CompiledQuery.raw(`SELECT count(*) AS count FROM ${table}`))
-    rows[table] = Number(result.rows[0]!.count)
+    counts[table] = Number(result.rows[0]!.count)
   }
-  return { normal, large, rows, seconds: (performance.now() - started) / 1000 }
+  return {
+    normal: set('normal'),
+    large: set('large'),
+    notified: set('notified'),
+    readers: set('readers'),
+    rows: counts,
+    seconds: (performance.now() - started) / 1000
+  }
 }
 
 /**
- * The helper tables pgbench draws its per-transaction values from: one row per
- * normal target, numbered 1..N, and the description template.
+ * The helper table pgbench draws its per-transaction values from: one row per
+ * target of each set the operations use, numbered 1..N within its set, with the
+ * people its descriptions mention and its description template.
  */
-export async function writeBenchTargets (db: Db, targets: readonly Target[]): Promise<void> {
-  await db.executeQuery(CompiledQuery.raw('DROP TABLE IF EXISTS bench_targets, bench_texts'))
+export async function writeBenchTargets (db: Db, sets: Record<TargetSet, readonly Target[]>): Promise<void> {
+  await db.executeQuery(CompiledQuery.raw('DROP TABLE IF EXISTS bench_targets'))
   await db.executeQuery(CompiledQuery.raw(
     `CREATE TABLE bench_targets (
-       n int PRIMARY KEY, project_id uuid NOT NULL, public_id text NOT NULL,
-       person_id uuid NOT NULL, token_id uuid NOT NULL, digest bytea NOT NULL)`))
-  await db.executeQuery(CompiledQuery.raw('CREATE TABLE bench_texts (description text NOT NULL)'))
-  await db.executeQuery(CompiledQuery.raw('INSERT INTO bench_texts (description) VALUES ($1)', [DESCRIPTION_TEMPLATE]))
-  for (let start = 0; start < targets.length; start += 1000) {
-    const batch = targets.slice(start, start + 1000)
-    const params: unknown[] = []
-    const values = batch.map((t) => {
-      params.push(t.n, t.projectId, t.publicId, t.personId, t.tokenId, t.digest)
-      const b = params.length - 6
-      return `($${b + 1}::int, $${b + 2}::uuid, $${b + 3}, $${b + 4}::uuid, $${b + 5}::uuid, $${b + 6}::bytea)`
-    })
-    await db.executeQuery(CompiledQuery.raw(
-      `INSERT INTO bench_targets (n, project_id, public_id, person_id, token_id, digest) VALUES ${values.join(', ')}`, params))
+       kind text NOT NULL, n int NOT NULL, project_id uuid NOT NULL, public_id text NOT NULL,
+       person_id uuid NOT NULL, token_id uuid NOT NULL, digest bytea NOT NULL,
+       mentions uuid[] NOT NULL, description text NOT NULL, PRIMARY KEY (kind, n))`))
+  for (const [kind, targets] of Object.entries(sets)) {
+    for (let start = 0; start < targets.length; start += 1000) {
+      const batch = targets.slice(start, start + 1000)
+      const params: unknown[] = []
+      const values = batch.map((t) => {
+        params.push(kind, t.n, t.projectId, t.publicId, t.personId, t.tokenId, t.digest, t.mentions.map((m) => m.id), descriptionTemplate(t.mentions))
+        const b = params.length - 9
+        return `($${b + 1}, $${b + 2}::int, $${b + 3}::uuid, $${b + 4}, $${b + 5}::uuid, $${b + 6}::uuid, $${b + 7}::bytea, $${b + 8}::uuid[], $${b + 9})`
+      })
+      await db.executeQuery(CompiledQuery.raw(
+        `INSERT INTO bench_targets (kind, n, project_id, public_id, person_id, token_id, digest, mentions, description) VALUES ${values.join(', ')}`, params))
+    }
   }
-  await db.executeQuery(CompiledQuery.raw('ANALYZE bench_targets, bench_texts'))
+  await db.executeQuery(CompiledQuery.raw('ANALYZE bench_targets'))
 }

@@ -2,7 +2,8 @@
 // and what each means on this API: the route schemas list the statuses, and the
 // OpenAPI document (plugins/openapi.ts) describes each with the text, headers and
 // examples below. A query (GET) has no body (no 408, 413 or 415) and is open to
-// read-only tokens (no 403 read_only_token).
+// read-only tokens (no 403 read_only_token). What a 400 or a 404 is about depends
+// on the operation: each gives its own example (invalidExample, notFoundExample).
 import { envelope, invalidInput } from '../errors.js'
 import { ErrorRef, ErrorSchema, schemaId, Shared, type ErrorBody } from '../schemas/common.js'
 
@@ -16,6 +17,14 @@ export const mutationErrors = {
 export function invalidExample (path: string, message: string) {
   return Shared(ErrorSchema, { examples: [invalidInput(path, message).body()] })
 }
+
+/** The envelope with this operation's 404: its message, and what is not found and when. */
+export function notFoundExample (message: string, description: string) {
+  return Shared(ErrorSchema, { description, examples: [envelope(404, 'not_found', message)] })
+}
+
+/** The 404 of an operation that names nothing to find: it is listed, as for every operation, and never answered. */
+export const nothingToFind = (why: string) => notFoundExample('not found', `Not answered by this operation: ${why}`)
 
 interface ErrorResponse {
   description: string
@@ -48,8 +57,8 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
     headers: { 'WWW-Authenticate': { ...WWW_AUTHENTICATE, description: 'Bearer realm="api", error="insufficient_scope" for a read-only token' } }
   },
   404: {
-    description: 'The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks.',
-    examples: [envelope(404, 'not_found', 'project not found')]
+    description: 'What the request names is unknown, its id cannot be decoded, or it is not the person\'s to see: one body for all, so existence never leaks.',
+    examples: [envelope(404, 'not_found', 'not found')]
   },
   408: {
     description: 'The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done.',

@@ -1176,7 +1176,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1550,7 +1550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1905,7 +1905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description The project is unknown, its id cannot be decoded, or the person cannot see it: one body for all, so existence never leaks. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2246,7 +2246,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description Not answered by this operation: a filter's id that names nothing the person can see gives an empty page (one that cannot be decoded, 400). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2351,7 +2351,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description The token's person was deleted between the token's check and this read; from then on the token is refused (401). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2466,7 +2466,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description The token's person, and with them their company, was deleted between the token's check and this read; from then on the token is refused (401). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2629,7 +2629,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description Not answered by this operation: it is about the token's person's own notifications, whichever there are. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2725,7 +2725,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description Not answered by this operation: it is about the token's person's own notifications, whichever there are. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2840,7 +2840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description The notification is unknown, its id cannot be decoded, or it is someone else's: one body for all, so no one learns which notifications exist. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2986,7 +2986,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description One of the notifications is unknown, its id cannot be decoded, or it is someone else's: nothing is marked, and one body for all, so no one learns which notifications exist. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3118,7 +3118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description Not answered by this operation: it is about the token's person's own notifications, whichever there are. */
             404: {
                 headers: {
                     [name: string]: unknown;

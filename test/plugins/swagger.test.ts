@@ -11,7 +11,7 @@ import formats from 'ajv-formats'
 import type { RouteOptions } from 'fastify'
 import t from 'tap'
 import { DOCUMENT_FILE } from '../openapi/generate.js'
-import { build } from '../helper.js'
+import { build, createCompany, createPerson, tokenFor } from '../helper.js'
 
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -28,7 +28,7 @@ const STRICT_CSP = "default-src 'self';base-uri 'self';font-src 'self' https: da
 
 // The app as the server builds it, plus a list of every route it registers.
 const routes: RouteOptions[] = []
-const { app: server } = await build(t, { before: (server) => { server.addHook('onRoute', (route) => { routes.push(route) }) } })
+const { app: server, db } = await build(t, { before: (server) => { server.addHook('onRoute', (route) => { routes.push(route) }) } })
 await server.ready()
 
 const fetched = await server.inject({ method: 'GET', url: DOCUMENT_URL })
@@ -141,6 +141,52 @@ t.test('every error status an operation can answer is listed with the error enve
   const envelope = doc.components.schemas.Error as Json
   t.same(Object.keys(envelope.properties), ['statusCode', 'error', 'code', 'message', 'details'])
   t.same(envelope.required, ['statusCode', 'error', 'code', 'message'])
+})
+
+t.test('each operation describes its own 404: what is not found, in its own words', async (t) => {
+  const notFound = (name: string) => {
+    const [method, path] = name.split(' ') as [string, string]
+    const response = doc.paths[path][method].responses['404'] as Json
+    const messages = Object.values(response.content['application/json'].examples as Json).map((e) => e.value.message as string)
+    return { description: response.description as string, messages }
+  }
+  const names: Record<string, string> = {
+    [`post ${PROJECTS}/update_name`]: 'project not found',
+    [`post ${PROJECTS}/update_description`]: 'project not found',
+    [`get ${PROJECTS}/get`]: 'project not found',
+    [`post ${NOTIFICATIONS}/mark_as_read`]: 'notification not found',
+    [`post ${NOTIFICATIONS}/mark_many_as_read`]: 'notification not found',
+    [`get ${API}/people/get_me`]: 'person not found',
+    [`get ${API}/companies/get`]: 'company not found'
+  }
+  for (const name of OPERATIONS) {
+    const { description, messages } = notFound(name)
+    const noun = names[name]
+    if (noun === undefined) {
+      t.same(messages, ['not found'], `${name}: names nothing to find`)
+      t.match(description, /^Not answered by this operation: /, `${name}: says it never answers 404`)
+    } else {
+      t.same(messages, [noun], `${name}: the example says what is not found`)
+      t.match(description, new RegExp(`\\b${noun.split(' ')[0]}`), `${name}: so does the description`)
+    }
+    if (!name.includes('/projects/')) t.notMatch(description, /project/i, `${name}: the 404 is not about a project`)
+  }
+
+  // What the document says is what the operations answer.
+  const person = await createPerson(db, (await createCompany(db)).id)
+  const headers = { authorization: `Bearer ${(await tokenFor(db, person.email)).token}` }
+  const unknown = '0123456789ABCDEFGHIJKL'
+  const answers: Array<[string, () => Promise<{ json: () => Json, statusCode: number }>]> = [
+    [`post ${NOTIFICATIONS}/mark_as_read`, () => server.inject({ method: 'POST', url: `${NOTIFICATIONS}/mark_as_read`, headers, payload: { id: unknown } })],
+    [`post ${NOTIFICATIONS}/mark_many_as_read`, () => server.inject({ method: 'POST', url: `${NOTIFICATIONS}/mark_many_as_read`, headers, payload: { ids: [unknown] } })],
+    [`get ${PROJECTS}/get`, () => server.inject({ method: 'GET', url: `${PROJECTS}/get?id=${unknown}`, headers })],
+    [`post ${PROJECTS}/update_name`, () => server.inject({ method: 'POST', url: `${PROJECTS}/update_name`, headers, payload: { project_id: unknown, name: 'A' } })]
+  ]
+  for (const [name, request] of answers) {
+    const res = await request()
+    t.equal(res.statusCode, 404, name)
+    t.equal(res.json().message, notFound(name).messages[0], `${name}: answers the documented 404`)
+  }
 })
 
 t.test('the bearer scheme guards the API operations and not the health probes', async (t) => {

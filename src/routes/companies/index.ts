@@ -3,7 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { findCompany } from '../../db/companies.js'
 import { toCompany } from '../../presenters/company.js'
 import { CompanyResponseSchema, GetCompanyQuerySchema } from '../../schemas/companies.js'
-import { queryErrors } from '../responses.js'
+import { notFoundExample, queryErrors } from '../responses.js'
+
+const COMPANY_NOT_FOUND = 'company not found'
 
 const companies: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -19,14 +21,19 @@ const companies: FastifyPluginAsyncTypebox = async (fastify) => {
         'change nothing. Read-only tokens may call it.',
       security: [{ bearerAuth: [] }],
       querystring: GetCompanyQuerySchema,
-      response: { 200: CompanyResponseSchema, ...queryErrors }
+      response: {
+        200: CompanyResponseSchema,
+        ...queryErrors,
+        404: notFoundExample(COMPANY_NOT_FOUND, 'The token\'s person, and with them their company, was deleted ' +
+          'between the token\'s check and this read; from then on the token is refused (401).')
+      }
     }
   }, async (request) => {
     const company = await findCompany(fastify.db, request.caller.personId, {
       admins: request.query.include_admins === 'true',
       people: request.query.include_people === 'true'
     })
-    if (company === null) throw fastify.httpErrors.notFound('company not found')
+    if (company === null) throw fastify.httpErrors.notFound(COMPANY_NOT_FOUND)
     return { company: toCompany(company) }
   })
 }

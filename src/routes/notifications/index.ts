@@ -3,28 +3,24 @@
 // else's notification is the same 404 as an unknown one.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { listNotifications, markAllRead, markRead, unreadCount } from '../../db/notifications.js'
-import { ApiError, invalidInput } from '../../errors.js'
+import { ApiError } from '../../errors.js'
 import { decodeId } from '../../ids.js'
 import { toNotificationItem } from '../../presenters/notification.js'
 import {
   EmptyResponseSchema, ListNotificationsQuerySchema, MarkAllAsReadBodySchema, MarkAsReadBodySchema, MarkManyAsReadBodySchema,
   NOTIFICATION_PAGE, NotificationListResponseSchema, UnreadCountQuerySchema, UnreadCountResponseSchema
 } from '../../schemas/notifications.js'
-import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
+import { pageParameter } from '../paging.js'
+import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../responses.js'
 import { requireId } from '../projects/rules.js'
 
-const notFound = () => new ApiError(404, 'not_found', 'notification not found')
-
-/** A positive whole number from a query parameter's digits. */
-function positive (text: string | undefined, path: string, fallback: number, max: number): number {
-  if (text === undefined) return fallback
-  const n = Number(text)
-  if (n < 1 || n > max) throw invalidInput(path, `must be from 1 to ${max}`)
-  return n
-}
+const NOTIFICATION_NOT_FOUND = 'notification not found'
+const notFound = () => new ApiError(404, 'not_found', NOTIFICATION_NOT_FOUND)
+// Operations on the person's whole inbox name nothing that could be missing.
+const WHOLE_INBOX = nothingToFind('it is about the token\'s person\'s own notifications, whichever there are.')
 
 // Deep enough for any inbox; a page past it is refused rather than scanned.
-const MAX_PAGE = 10_000
+const PAGE = { default: 1, max: 10_000 } as const
 
 const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -40,11 +36,16 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         'left out. Read-only tokens may call it.',
       security: [{ bearerAuth: [] }],
       querystring: ListNotificationsQuerySchema,
-      response: { 200: NotificationListResponseSchema, ...queryErrors, 400: invalidExample('/per_page', `must be from 1 to ${NOTIFICATION_PAGE.max}`) }
+      response: {
+        200: NotificationListResponseSchema,
+        ...queryErrors,
+        400: invalidExample('/per_page', `must be from 1 to ${NOTIFICATION_PAGE.max}`),
+        404: WHOLE_INBOX
+      }
     }
   }, async (request) => {
-    const page = positive(request.query.page, '/page', 1, MAX_PAGE)
-    const perPage = positive(request.query.per_page, '/per_page', NOTIFICATION_PAGE.default, NOTIFICATION_PAGE.max)
+    const page = pageParameter(request.query.page, '/page', PAGE)
+    const perPage = pageParameter(request.query.per_page, '/per_page', NOTIFICATION_PAGE)
     const rows = await listNotifications(fastify.db, request.caller.personId, { limit: perPage, offset: (page - 1) * perPage })
     return { notifications: rows.map(toNotificationItem) }
   })
@@ -58,7 +59,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         'Read-only tokens may call it.',
       security: [{ bearerAuth: [] }],
       querystring: UnreadCountQuerySchema,
-      response: { 200: UnreadCountResponseSchema, ...queryErrors }
+      response: { 200: UnreadCountResponseSchema, ...queryErrors, 404: WHOLE_INBOX }
     }
   }, async (request) => ({ unread: await unreadCount(fastify.db, request.caller.personId) }))
 
@@ -71,7 +72,13 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         'again changes nothing. An unknown id, or one of someone else\'s notifications, is 404. Needs a write token.',
       security: [{ bearerAuth: [] }],
       body: MarkAsReadBodySchema,
-      response: { 200: EmptyResponseSchema, ...mutationErrors, 400: invalidExample('/id', 'must not be blank') }
+      response: {
+        200: EmptyResponseSchema,
+        ...mutationErrors,
+        400: invalidExample('/id', 'must not be blank'),
+        404: notFoundExample(NOTIFICATION_NOT_FOUND, 'The notification is unknown, its id cannot be decoded, or it is ' +
+          'someone else\'s: one body for all, so no one learns which notifications exist.')
+      }
     }
   }, async (request) => {
     const id = decodeId(requireId(request.body.id, '/id'))
@@ -89,7 +96,13 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         'empty list does nothing. Needs a write token.',
       security: [{ bearerAuth: [] }],
       body: MarkManyAsReadBodySchema,
-      response: { 200: EmptyResponseSchema, ...mutationErrors, 400: invalidExample('/ids/0', 'must not be blank') }
+      response: {
+        200: EmptyResponseSchema,
+        ...mutationErrors,
+        400: invalidExample('/ids/0', 'must not be blank'),
+        404: notFoundExample(NOTIFICATION_NOT_FOUND, 'One of the notifications is unknown, its id cannot be decoded, or ' +
+          'it is someone else\'s: nothing is marked, and one body for all, so no one learns which notifications exist.')
+      }
     }
   }, async (request) => {
     const ids = new Set<string>()
@@ -110,7 +123,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'Marks every unread notification of the token\'s person as read. Needs a write token.',
       security: [{ bearerAuth: [] }],
       body: MarkAllAsReadBodySchema,
-      response: { 200: EmptyResponseSchema, ...mutationErrors }
+      response: { 200: EmptyResponseSchema, ...mutationErrors, 404: WHOLE_INBOX }
     }
   }, async (request) => {
     await markAllRead(fastify.db, request.caller.personId)

@@ -3,7 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { findPerson } from '../../db/people.js'
 import { toPerson } from '../../presenters/project.js'
 import { GetMeQuerySchema, MeResponseSchema } from '../../schemas/people.js'
-import { queryErrors } from '../responses.js'
+import { notFoundExample, queryErrors } from '../responses.js'
+
+const PERSON_NOT_FOUND = 'person not found'
 
 const people: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -17,12 +19,17 @@ const people: FastifyPluginAsyncTypebox = async (fastify) => {
         'flags (`true` or `false`) are accepted and change nothing. Any other query parameter is 400.',
       security: [{ bearerAuth: [] }],
       querystring: GetMeQuerySchema,
-      response: { 200: MeResponseSchema, ...queryErrors }
+      response: {
+        200: MeResponseSchema,
+        ...queryErrors,
+        404: notFoundExample(PERSON_NOT_FOUND, 'The token\'s person was deleted between the token\'s check and this ' +
+          'read; from then on the token is refused (401).')
+      }
     }
   }, async (request) => {
     // The token lookup has just found this person, not suspended; only a deletion in between makes this miss.
     const person = await findPerson(fastify.db, request.caller.personId)
-    if (person === null) throw fastify.httpErrors.notFound('person not found')
+    if (person === null) throw fastify.httpErrors.notFound(PERSON_NOT_FOUND)
     return { me: toPerson(person) }
   })
 }

@@ -6,7 +6,8 @@ import {
   ProjectWithMarkdownResponseSchema, UpdateDescriptionBodySchema, UpdateNameBodySchema
 } from '../../schemas/projects.js'
 import { invalidInput } from '../../errors.js'
-import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
+import { pageParameter } from '../paging.js'
+import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
 import { findProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
@@ -20,7 +21,12 @@ import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 
 /** The same body whether the project is absent, archived or invisible: existence never leaks. */
-const projectNotFound = () => httpErrors.notFound('project not found')
+const PROJECT_NOT_FOUND = 'project not found'
+const projectNotFound = () => httpErrors.notFound(PROJECT_NOT_FOUND)
+const NO_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, its id cannot be decoded, or the person ' +
+  'cannot see it: one body for all, so existence never leaks.')
+const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, its id cannot be decoded, it ' +
+  'is archived, or the person cannot see it: one body for all, so existence never leaks.')
 
 async function update (db: Db, caller: Caller, rawId: string, field: ProjectField, value: string): Promise<{ project: Project }> {
   const projectId = decodeId(rawId)
@@ -51,7 +57,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'it after the change.',
       security: [{ bearerAuth: [] }],
       body: UpdateNameBodySchema,
-      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/name', 'must not be blank') }
+      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/name', 'must not be blank'), 404: NO_EDITABLE_PROJECT }
     }
   }, async (request) => {
     const projectId = requireId(request.body.project_id, '/project_id')
@@ -72,7 +78,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'the whole project as the person sees it after the change.',
       security: [{ bearerAuth: [] }],
       body: UpdateDescriptionBodySchema,
-      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/description', 'must be a JSON text') }
+      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/description', 'must be a JSON text'), 404: NO_EDITABLE_PROJECT }
     }
   }, async (request) => {
     const projectId = requireId(request.body.project_id, '/project_id')
@@ -93,7 +99,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'whole project is always returned. Any other query parameter is 400.',
       security: [{ bearerAuth: [] }],
       querystring: GetProjectQuerySchema,
-      response: { 200: ProjectWithMarkdownResponseSchema, ...queryErrors, 400: invalidExample('/id', 'must not be blank') }
+      response: { 200: ProjectWithMarkdownResponseSchema, ...queryErrors, 400: invalidExample('/id', 'must not be blank'), 404: NO_PROJECT }
     }
   }, async (request) => {
     const projectId = decodeId(requireId(request.query.id, '/id'))
@@ -118,7 +124,12 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'change nothing. Read-only tokens may call it.',
       security: [{ bearerAuth: [] }],
       querystring: ListProjectsQuerySchema,
-      response: { 200: ProjectListResponseSchema, ...queryErrors, 400: invalidExample('/cursor', 'is not a cursor of this list') }
+      response: {
+        200: ProjectListResponseSchema,
+        ...queryErrors,
+        400: invalidExample('/cursor', 'is not a cursor of this list'),
+        404: nothingToFind('a filter\'s id that names nothing the person can see gives an empty page (one that cannot be decoded, 400).')
+      }
     }
   }, async (request) => {
     const query = request.query
@@ -129,7 +140,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       roles: query.only_reviewed_by_me === 'true' ? ['reviewer' as const] : query.only_my_projects === 'true' ? ['champion' as const, 'contributor' as const] : null,
       include_archived: query.include_archived === 'true'
     }
-    const limit = pageSize(query.limit)
+    const limit = pageParameter(query.limit, '/limit', LIST_LIMIT)
     const codec = await fastify.cursors()
     const scope = `projects/list\n${personId}\n${JSON.stringify(filters)}`
     const after = query.cursor === undefined ? null : listPosition(codec.decode(scope, query.cursor))
@@ -153,13 +164,6 @@ function filterId (id: string | undefined, path: string): string | null {
   const uuid = decodeId(requireId(id, path))
   if (uuid === null) throw invalidInput(path, 'is not an id')
   return uuid
-}
-
-function pageSize (limit: string | undefined): number {
-  if (limit === undefined) return LIST_LIMIT.default
-  const n = Number(limit)
-  if (n < 1 || n > LIST_LIMIT.max) throw invalidInput('/limit', `must be from 1 to ${LIST_LIMIT.max}`)
-  return n
 }
 
 /** Where the previous page ended, from its cursor; a cursor issued for anything else is a 400. */
