@@ -3296,7 +3296,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The webhook is unknown, its id cannot be decoded, or it is another company's: one body for all. */
+            /** @description Not answered by this operation: it names no webhook */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3443,7 +3443,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The project is unknown, its id cannot be decoded, it is archived (mutations) or the person cannot see it: one body for all, so existence never leaks. */
+            /** @description Not answered by this operation: it names no webhook */
             404: {
                 headers: {
                     [name: string]: unknown;

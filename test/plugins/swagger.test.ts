@@ -157,7 +157,10 @@ t.test('each operation describes its own 404: what is not found, in its own word
     [`post ${NOTIFICATIONS}/mark_as_read`]: 'notification not found',
     [`post ${NOTIFICATIONS}/mark_many_as_read`]: 'notification not found',
     [`get ${API}/people/get_me`]: 'person not found',
-    [`get ${API}/companies/get`]: 'company not found'
+    [`get ${API}/companies/get`]: 'company not found',
+    [`post ${WEBHOOKS}/delete`]: 'webhook not found',
+    [`post ${WEBHOOKS}/rotate_secret`]: 'webhook not found',
+    [`get ${WEBHOOKS}/list_deliveries`]: 'webhook not found'
   }
   for (const name of OPERATIONS) {
     const { description, messages } = notFound(name)

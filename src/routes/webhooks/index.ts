@@ -12,8 +12,9 @@ import {
 } from '../../schemas/webhooks.js'
 import { checkWebhookUrl, TargetRefused } from '../../webhooks/targets.js'
 import { newWebhookSecret } from '../../webhooks/secrets.js'
-import { invalidExample, mutationErrors, queryErrors } from '../responses.js'
+import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../responses.js'
 import { requireId } from '../projects/rules.js'
+import { pageParameter } from '../paging.js'
 import { ErrorSchema, Shared } from '../../schemas/common.js'
 
 const forbidden = () => new ApiError(403, 'forbidden', "only the company's admins manage webhooks")
@@ -45,20 +46,11 @@ const NOT_ADMIN = Shared(ErrorSchema, {
   description: "The person is not an admin of the company (`forbidden`), or a read-only token on a mutation (`read_only_token`).",
   examples: [forbidden().body()]
 })
-const NO_WEBHOOK = Shared(ErrorSchema, {
-  description: "The webhook is unknown, its id cannot be decoded, or it is another company's: one body for all.",
-  examples: [notFound().body()]
-})
+const NO_WEBHOOK = notFoundExample('webhook not found', "The webhook is unknown, its id cannot be decoded, or it is another company's: one body for all.")
+const NOTHING = nothingToFind('it names no webhook')
 const mutation = { ...mutationErrors, 403: NOT_ADMIN, 404: NO_WEBHOOK }
-const query = { ...queryErrors, 403: NOT_ADMIN }
+const query = { ...queryErrors, 403: NOT_ADMIN, 404: NO_WEBHOOK }
 
-/** `limit`: digits (the schema's pattern), from 1 to the page's most. */
-function deliveryLimit (text: string | undefined): number {
-  if (text === undefined) return DELIVERY_PAGE.default
-  const n = Number(text)
-  if (n < 1 || n > DELIVERY_PAGE.max) throw invalidInput('/limit', `must be from 1 to ${DELIVERY_PAGE.max}`)
-  return n
-}
 
 const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = async (fastify, { allowPrivateTargets }) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -78,7 +70,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
         `${WEBHOOKS_PER_COMPANY} per company. ${ADMINS_ONLY} Needs a write token.`,
       security: [{ bearerAuth: [] }],
       body: CreateWebhookBodySchema,
-      response: { 200: WebhookWithSecretResponseSchema, ...mutation, 400: invalidExample('/url', 'must be an https URL') }
+      response: { 200: WebhookWithSecretResponseSchema, ...mutation, 404: NOTHING, 400: invalidExample('/url', 'must be an https URL') }
     }
   }, async (request) => {
     const { body } = request
@@ -108,7 +100,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
       description: `The company's endpoints, oldest first, never with a secret; a disabled one says why. ${ADMINS_ONLY}`,
       security: [{ bearerAuth: [] }],
       querystring: ListWebhooksQuerySchema,
-      response: { 200: WebhookListResponseSchema, ...query }
+      response: { 200: WebhookListResponseSchema, ...query, 404: NOTHING }
     }
   }, async (request) => ({ webhooks: done(await listWebhooks(fastify.db, request.caller.personId)).map(toWebhook) }))
 
@@ -156,11 +148,11 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
         `attempt and when it was delivered. \`limit\` 1 to ${DELIVERY_PAGE.max} (default ${DELIVERY_PAGE.default}). ${ADMINS_ONLY}`,
       security: [{ bearerAuth: [] }],
       querystring: ListDeliveriesQuerySchema,
-      response: { 200: DeliveryListResponseSchema, ...query, 404: NO_WEBHOOK, 400: invalidExample('/webhook_id', 'must not be blank') }
+      response: { 200: DeliveryListResponseSchema, ...query, 400: invalidExample('/webhook_id', 'must not be blank') }
     }
   }, async (request) => {
     const id = webhookId(request.query.webhook_id, '/webhook_id')
-    const limit = deliveryLimit(request.query.limit)
+    const limit = pageParameter(request.query.limit, '/limit', DELIVERY_PAGE)
     return { deliveries: done(await listDeliveries(fastify.db, request.caller.personId, id, limit)).map(toDelivery) }
   })
 }
