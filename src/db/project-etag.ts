@@ -16,9 +16,17 @@ import { sql, type Expression, type RawBuilder, type SelectQueryBuilder } from '
 /**
  * The tag of the aggregate row that the FROM item `row` holds, for a person at
  * access `level`: base64url of the digest, without padding (43 characters).
+ *
+ * The row is digested in its binary form (record_send): no text is escaped or
+ * validated on the way, which on a 512 KiB description costs several times what
+ * the digest does. (The nested JSON holds timestamps as text in the session's time
+ * zone, the database's own for every connection of the service, so every instance
+ * computes the same tag.) The level goes into a second, 36-byte digest, so the
+ * row's bytes are not copied to be joined to it.
  */
 export function projectTag (row: string, level: Expression<number | null>): RawBuilder<string> {
-  return sql<string>`translate(rtrim(encode(sha256(convert_to(json_build_array(${level}, to_json(${sql.table(row)}))::text, 'UTF8')), 'base64'), '='), '+/', '-_')`
+  const digest = sql`sha256(sha256(record_send(${sql.table(row)})) || int4send(${level}::int))`
+  return sql<string>`translate(rtrim(encode(${digest}, 'base64'), '='), '+/', '-_')`
 }
 
 /**
