@@ -1,7 +1,8 @@
 // The two mutations of a project. Each is one statement, so the permission check,
-// the row lock (an editor's only), the change of its one column, the audit activity
-// and the aggregate of the project as it is afterwards commit and come back
-// together, with no read-modify-write of the row and no second round trip.
+// the row lock (an editor's only), If-Match on the locked row, the change of its one
+// column, the audit activity and the aggregate of the project as it is afterwards
+// (with its tag) commit and come back together, with no read-modify-write of the
+// row and no second round trip.
 import { sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
 import { prepare, value, type ValueParameters } from './prepared.js'
@@ -102,7 +103,8 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
         ]))
       .returning(['activities.id', 'activities.project_id']))
     // The row as it is after this statement: the one just written, else the locked
-    // one; empty when the person may not edit, so no aggregate is built for them.
+    // one; empty when the person may not edit or If-Match failed, so no aggregate is
+    // built for them.
     .with('latest', (qb) => qb.selectFrom('changed').selectAll()
       .unionAll((eb) => eb.selectFrom('target').selectAll()
         .where('target.level', '>=', ACCESS.edit)
