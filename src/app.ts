@@ -37,12 +37,17 @@
 //  12. the route's schema               schemas/<resource>.ts 400 invalid_input with details
 //  handler
 //  13. input rules                      routes/<resource>/    400 blank id, name and description rules,
-//                                                              filters, page size, cursor
+//                                                              filters, page size, cursor, an If-Match or
+//                                                              If-None-Match that is no list of tags
 //  14. the one statement                db/<name>.ts          404 not_found (absent, undecodable, archived
 //                                                              on a mutation, invisible), 403 forbidden;
 //                                                              503 when the database cannot serve
+//  15. the condition                    db/project-           412 precondition_failed (If-Match, judged in
+//                                       precondition.ts,      the mutation's statement on the locked row),
+//                                       routes/projects/      304 (If-None-Match, on the tag get read)
+//                                       conditional.ts
 //  onSend, every answer
-//  15. headers of the answer            request-id.ts (X-Request-Id), security.ts (Cache-Control: no-store
+//  16. headers of the answer            request-id.ts (X-Request-Id), security.ts (Cache-Control: no-store
 //                                       unless the route set one), transport.ts (Connection: close while
 //                                       shutting down), docs.ts (/docs's own policy)
 import fp from 'fastify-plugin'

@@ -1,11 +1,12 @@
 // The Project object of the external API, assembled in one query with Postgres
 // JSON aggregation and shaped for the person who asks. One selection serves
 // projects/get (reading the projects table) and the mutations (reading the row
-// their own statement has just written).
+// their own statement has just written); both answer its entity tag too.
 import { expressionBuilder, sql, type AliasedRawBuilder, type Expression, type Kysely, type RawBuilder, type Selectable } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel, contributorLevel } from './access.js'
 import { prepare, value } from './prepared.js'
+import { fenced, projectTag } from './project-etag.js'
 import type { Database, PeopleTable, ProjectsTable, SubscriptionListsTable, SubscriptionsTable } from './types.js'
 
 /** A person as the aggregate nests them (JSON: no Date columns). */
@@ -174,22 +175,29 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
 
 export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectAggregate>['executeTakeFirst']>>>
 
+// The access level first, from the row alone; the aggregate only for a person who
+// may see the project, fenced so that the answer and its tag share one computation.
 const FIND_PROJECT = prepare({ projectId: value<string>(), personId: value<string>() }, (db, { projectId, personId }) =>
-  projectAggregate(db, PROJECTS, personId)
-    .innerJoinLateral((eb) => eb.selectFrom('people as me')
-      .where('me.id', '=', personId)
+  db.selectFrom('people as me')
+    .innerJoinLateral((eb) => eb.selectFrom('projects as p')
+      .where('p.id', '=', projectId)
       .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
       .as('acc'), (join) => join.onTrue())
-    .where('p.id', '=', projectId)
-    .where('acc.level', '>=', ACCESS.view)
-    .select('acc.level'))
+    .innerJoinLateral(fenced(projectAggregate(db, PROJECTS, personId)
+      .where('p.id', '=', projectId)
+      .where(sql<boolean>`acc.level >= ${sql.lit(ACCESS.view)}`)).as('project'), (join) => join.onTrue())
+    .where('me.id', '=', personId)
+    .selectAll('project')
+    .select((eb) => ['acc.level', projectTag('project', eb.ref('acc.level')).as('etag')]))
 
 /** The aggregate of a project with the access level of the person it was read for. */
 export type ProjectView = AggregateRow & { level: number }
 
+/** A project as one person reads it, with its entity tag (db/project-etag.ts). */
+export type TaggedProjectView = ProjectView & { etag: string }
+
 /** The project's row as this person sees it, or null when it does not exist or they cannot see it. */
-export async function findProject (db: Kysely<Database>, projectId: string, personId: string): Promise<ProjectView | null> {
+export async function findProject (db: Kysely<Database>, projectId: string, personId: string): Promise<TaggedProjectView | null> {
   const { rows: [row] } = await db.executeQuery(FIND_PROJECT({ projectId, personId }))
   return row ?? null
 }
-

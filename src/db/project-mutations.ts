@@ -1,11 +1,14 @@
 // The two mutations of a project. Each is one statement, so the permission check,
-// the row lock (an editor's only), the change of its one column, the audit activity
-// and the aggregate of the project as it is afterwards commit and come back
-// together, with no read-modify-write of the row and no second round trip.
+// the row lock (an editor's only), If-Match on the locked row, the change of its one
+// column, the audit activity and the aggregate of the project as it is afterwards
+// (with its tag) commit and come back together, with no read-modify-write of the
+// row and no second round trip.
 import { sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
 import { prepare, value, type ValueParameters } from './prepared.js'
-import { projectAggregate, projectSource, subscriptionSources, type AggregateRow, type ProjectView } from './project-aggregate.js'
+import { projectAggregate, projectSource, subscriptionSources, type AggregateRow, type TaggedProjectView } from './project-aggregate.js'
+import { fenced, projectTag } from './project-etag.js'
+import { ifMatchPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
 import { queueDeliveries } from './jobs.js'
 import type { Database } from './types.js'
 
@@ -24,7 +27,8 @@ export const WEBHOOK_DESCRIPTION_MAX_BYTES = 64 * 1024
 const LATEST = projectSource('latest')
 
 export type UpdateResult =
-  | { outcome: 'done', project: ProjectView } // changed with an activity recorded, or already so and untouched
+  | { outcome: 'done', project: TaggedProjectView } // changed with an activity recorded, or already so and untouched
+  | { outcome: 'precondition_failed', etag: string, moved: boolean } // If-Match named none of `etag`; nothing written
   | { outcome: 'forbidden' } // visible to the person, not editable by them
   | { outcome: 'not_found' } // absent, archived, or invisible to the person
 
@@ -36,10 +40,12 @@ export interface UpdateProjectField {
   value: string
   /** A description's: the canonical ids of the people it mentions (routes/projects/mentions.ts). */
   mentions?: string[]
+  /** If-Match's strong tags (db/project-precondition.ts); null or absent: unconditional. */
+  ifMatch?: string[] | null
 }
 
 /** The values a mutation's statement takes: the description's also the people it mentions. */
-const CHANGE = { value: value<string>(), projectId: value<string>(), personId: value<string>(), tokenId: value<string | null>() }
+const CHANGE = { value: value<string>(), projectId: value<string>(), personId: value<string>(), tokenId: value<string | null>(), ifMatch: value<string[] | null>() }
 const MENTIONS = { mentions: value<string[]>() }
 
 type ChangeValues = ValueParameters<typeof CHANGE>
@@ -74,6 +80,8 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
       .selectAll('p')
       .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
       .forUpdate('p'))
+    // If-Match, on the locked row: nothing hangs on `changed` or `latest` when it fails.
+    .with('precondition', () => ifMatchPrecondition(db, change.personId, change.ifMatch))
     .with('changed', (qb) => qb.updateTable('projects')
       .from(['target', 'input'])
       .set((eb) => field === 'name'
@@ -82,6 +90,7 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
       .whereRef('projects.id', '=', 'target.id')
       .where('target.level', '>=', ACCESS.edit)
       .where((eb) => eb(eb.ref(`target.${field}`), 'is distinct from', eb.ref('input.value')))
+      .where(PRECONDITION_HOLDS)
       .returningAll('projects')
       .returning('target.level'))
     .with('activity', (qb) => qb.insertInto('activities')
@@ -132,19 +141,23 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
       .returning(['webhook_deliveries.id as delivery_id', sql.lit(1).as('attempt'), sql<Date>`now()`.as('start_after')]))
     .with('delivery_jobs', (qb) => queueDeliveries(qb, 'deliveries'))
     // The row as it is after this statement: the one just written, else the locked
-    // one; empty when the person may not edit, so no aggregate is built for them.
+    // one; empty when the person may not edit or If-Match failed, so no aggregate is
+    // built for them.
     .with('latest', (qb) => qb.selectFrom('changed').selectAll()
       .unionAll((eb) => eb.selectFrom('target').selectAll()
         .where('target.level', '>=', ACCESS.edit)
+        .where(PRECONDITION_HOLDS)
         .where((eb) => eb.not(eb.exists(eb.selectFrom('changed').select(sql.lit(1).as('one')))))))
 }
 
 const RENAME = prepare(CHANGE, (db, values) => projectChange(db, 'name', values)
   .selectFrom('access')
   .leftJoin('target', (join) => join.onTrue())
-  .leftJoin(projectAggregate(db, LATEST, values.personId).as('project'), (join) => join.onTrue())
+  .leftJoin('precondition', (join) => join.onTrue())
+  .leftJoin(fenced(projectAggregate(db, LATEST, values.personId)).as('project'), (join) => join.onTrue())
   .selectAll('project')
-  .select(['access.level', 'target.level as locked_level']))
+  .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
+  .select((eb) => projectTag('project', eb.ref('target.level')).as('etag')))
 
 /**
  * A description change reaches people, in the same statement (Operately's rules):
@@ -233,9 +246,11 @@ const DESCRIBE = prepare({ ...CHANGE, ...MENTIONS }, (db, values) => projectChan
     .unionAll((eb) => eb.selectFrom('new_subscriptions').selectAll()))
   .selectFrom('access')
   .leftJoin('target', (join) => join.onTrue())
-  .leftJoin(projectAggregate(db, LATEST, values.personId, subscriptionSources('all_lists', 'all_subscriptions')).as('project'), (join) => join.onTrue())
+  .leftJoin('precondition', (join) => join.onTrue())
+  .leftJoin(fenced(projectAggregate(db, LATEST, values.personId, subscriptionSources('all_lists', 'all_subscriptions'))).as('project'), (join) => join.onTrue())
   .selectAll('project')
-  .select(['access.level', 'target.level as locked_level']))
+  .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
+  .select((eb) => projectTag('project', eb.ref('target.level')).as('etag')))
 
 
 /**
@@ -247,18 +262,23 @@ function hasProject<R extends { id: string | null }> (row: R): row is R & Aggreg
 }
 
 export async function updateProjectField (db: Kysely<Database>, change: UpdateProjectField): Promise<UpdateResult> {
+  const values = { ...change, ifMatch: change.ifMatch ?? null }
   const { rows: [row] } = await db.executeQuery(change.field === 'name'
-    ? RENAME(change)
-    : DESCRIBE({ ...change, mentions: change.mentions ?? [] }))
+    ? RENAME(values)
+    : DESCRIBE({ ...values, mentions: change.mentions ?? [] }))
 
   // Decided without waiting for the row: who may not edit never waits for it.
   if (!row || row.level < ACCESS.view) return { outcome: 'not_found' }
   if (row.level < ACCESS.edit) return { outcome: 'forbidden' }
   // An editor waited for the row: the version the other transaction committed
   // decides. Gone or archived meanwhile: not found; no longer editable: forbidden.
-  const { locked_level: level, ...aggregate } = row
+  const { locked_level: level, holds, current_tag: currentTag, moved, ...aggregate } = row
   if (level === null || level < ACCESS.view) return { outcome: 'not_found' }
   if (level < ACCESS.edit) return { outcome: 'forbidden' }
+  if (holds !== true) {
+    if (currentTag === null) throw new Error('If-Match failed on an editable project without its tag')
+    return { outcome: 'precondition_failed', etag: currentTag, moved: moved === true }
+  }
   // `latest` has the row exactly when the locked row is editable, so the join found it.
   if (!hasProject(aggregate)) throw new Error('the project was editable but its row did not come back')
   return { outcome: 'done', project: { ...aggregate, level } }

@@ -21,13 +21,23 @@ mutation (\`POST\`). Without a valid token the answer is 401 with
 **Errors.** Every error, whatever its status, has one JSON body, the \`Error\` envelope:
 \`{ "statusCode", "error", "code", "message", "details"? }\`. \`code\` is stable and
 machine-readable (\`invalid_input\`, \`unauthenticated\`, \`read_only_token\`, \`forbidden\`,
-\`not_found\`, \`request_timeout\`, \`payload_too_large\`, \`unsupported_media_type\`,
+\`not_found\`, \`request_timeout\`, \`precondition_failed\`, \`payload_too_large\`, \`unsupported_media_type\`,
 \`expectation_failed\`, \`headers_too_large\`, \`rate_limited\`, \`internal\`, \`unavailable\`, and
 \`route_not_found\` / \`method_not_allowed\` for unknown paths and methods);
 \`details\` lists the offending fields of a 400 as JSON Pointers. Checks run in this order:
 routing, the rate limit, authentication, read-only, the body (415, 413, malformed JSON), input validation,
 then the project lookup and permission, so an unauthenticated caller learns nothing about
 validation or about which projects exist.
+
+**Conditional requests.** Every answer that carries one project (\`projects/get\` and both
+mutations) has an \`ETag\`: a strong tag of the project as the token's person reads it, equal for
+two reads that answer the same bytes and different after any change of that answer (someone
+else's edit, a notification, a subscription, a change of access). \`projects/get\` with
+\`If-None-Match\` naming it answers 304 without a body. A mutation with \`If-Match\` changes the
+project only if it is still the version a listed tag names, else it answers 412
+\`precondition_failed\` with the current \`ETag\` and writes nothing; the check and the write are
+one statement, so of many requests carrying one tag exactly one succeeds. 404 and 403 come
+before 304 and 412. Without these headers nothing changes.
 
 **Before routing.** Whatever the path, a request HTTP/1.1 cannot carry is answered in the same
 envelope, with \`Connection: close\`: malformed HTTP (bytes not allowed in a header, a

@@ -9,6 +9,9 @@ import { ErrorRef, ErrorSchema, schemaId, Shared, type ErrorBody } from '../sche
 
 export const queryErrors = { 400: ErrorRef, 401: ErrorRef, 404: ErrorRef, 429: ErrorRef, 500: ErrorRef, 503: ErrorRef }
 
+/** A mutation's If-Match that names no current version of the project (routes/projects/conditional.ts). */
+export const preconditionErrors = { 412: ErrorRef }
+
 export const mutationErrors = {
   400: ErrorRef, 401: ErrorRef, 403: ErrorRef, 404: ErrorRef, 408: ErrorRef, 413: ErrorRef, 415: ErrorRef, 429: ErrorRef, 500: ErrorRef, 503: ErrorRef
 }
@@ -63,6 +66,13 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
   408: {
     description: 'The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done.',
     examples: [envelope(408, 'request_timeout', 'the request did not arrive whole within 30 s')]
+  },
+  412: {
+    description: 'If-Match names no version the project is in now, as the person would read it right before the change: ' +
+      'someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was ' +
+      'written. The ETag header is the current tag: read the project again, then decide.',
+    examples: [envelope(412, 'precondition_failed', 'the project has changed since the version If-Match names: read it again (its current tag is in this answer\'s ETag)')],
+    headers: { ETag: { type: 'string', description: 'The current tag of the project, as the person reads it' } }
   },
   413: {
     description: 'The body is larger than the limit (1 MiB by default).',

@@ -41,7 +41,7 @@ export const Id = Type.String({ description: 'Public id: base62 of a UUID, optio
  */
 const ErrorCodeSchema = Type.Enum([
   'invalid_input', 'unauthenticated', 'read_only_token', 'forbidden', 'not_found', 'route_not_found',
-  'method_not_allowed', 'request_timeout', 'payload_too_large', 'unsupported_media_type', 'expectation_failed',
+  'method_not_allowed', 'request_timeout', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'expectation_failed',
   'headers_too_large', 'rate_limited', 'internal', 'unavailable'
 ], { description: 'Stable machine-readable error code', examples: ['invalid_input'] })
 

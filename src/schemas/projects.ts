@@ -269,8 +269,20 @@ const EXAMPLE_PROJECT: Project = {
   }
 }
 
+/** The ETag header of an answer that carries one project (routes/projects/conditional.ts). */
+export const ETAG_HEADER = {
+  ETag: {
+    type: 'string',
+    description: 'A strong entity tag of the project as this person reads it: equal for two reads that answer the ' +
+      'same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match ' +
+      '(the mutations).',
+    examples: ['"4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"']
+  }
+}
+
 export const ProjectResponseSchema = Type.Object({ project: Shared(ProjectSchema) }, {
   ...strict,
+  headers: ETAG_HEADER,
   description: "The whole project, as the token's person sees it",
   examples: [{ project: EXAMPLE_PROJECT }]
 })
@@ -302,6 +314,7 @@ export const ProjectWithMarkdownResponseSchema = Type.Object({
   markdown: Type.Optional(Type.String({ description: 'With include_markdown=true: the project as Markdown (title, status, space, goal, timeframe, people, description, milestones, last check-in, retrospective)' }))
 }, {
   ...strict,
+  headers: ETAG_HEADER,
   description: "The whole project, as the token's person sees it, and with include_markdown=true its Markdown rendering",
   examples: [{ project: EXAMPLE_PROJECT }]
 })
@@ -326,4 +339,29 @@ export const ProjectListResponseSchema = Type.Object({
   ...strict,
   description: 'A page of the projects the person can see',
   examples: [{ projects: [EXAMPLE_PROJECT], next_cursor: null }]
+})
+
+export const GetProjectHeadersSchema = Type.Object({
+  'if-none-match': Type.Optional(Type.String({
+    description: 'The ETag of an earlier answer (or several, comma-separated, or `*`): when one names the project as it ' +
+      'is now, the answer is 304 without a body. Compared weakly: `W/"…"` matches too. A value that is not `*` or a ' +
+      'list of entity tags is 400.',
+    examples: ['"4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"']
+  }))
+})
+
+export const UpdateProjectHeadersSchema = Type.Object({
+  'if-match': Type.Optional(Type.String({
+    description: 'Change the project only if it is still the version this ETag names (one of several, comma-separated), ' +
+      'else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` ' +
+      'or a list of entity tags is 400.',
+    examples: ['"4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"']
+  }))
+})
+
+/** projects/get's 304: the ETag and nothing else; no body is sent (the document's `null` is "no content"). */
+export const NotModifiedSchema = Type.Unsafe<undefined>({
+  type: 'null',
+  description: 'Not modified: If-None-Match names the project as the person reads it now. No body; the ETag is the current one.',
+  headers: ETAG_HEADER
 })

@@ -3,7 +3,10 @@
 // milestones, contributors, subscribers or check-ins the project has; get_me and
 // companies/get the token lookup plus one, with or without the company's people; a
 // description change with 100 subscribers and 20 mentions, and every notification
-// operation, the token lookup plus one.
+// operation, the token lookup plus one. Conditional requests too: a get answered 304,
+// a save with If-Match that succeeds and one that fails (412) are the token lookup
+// plus one statement; only a save that waited for a change committed meanwhile
+// and then failed reads the project once more, for its current tag.
 import t from 'tap'
 import { sql, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
@@ -34,8 +37,10 @@ const champion = await createPerson(db, company.id, { fullName: 'Chris Champion'
 const viewer = await createPerson(db, company.id, { fullName: 'Vera Viewer' })
 const outsider = await createPerson(db, (await createCompany(db)).id)
 const space = await createSpace(db, company.id, [champion.id])
+const championToken = (await tokenFor(db, champion.email)).token
 const api = {
-  champion: client(app, (await tokenFor(db, champion.email)).token),
+  championHeader: `Bearer ${championToken}`,
+  champion: client(app, championToken),
   viewer: client(app, (await tokenFor(db, viewer.email)).token),
   outsider: client(app, (await tokenFor(db, outsider.email)).token)
 }
@@ -53,12 +58,14 @@ const MILESTONES = 200
 const CONTRIBUTORS = 100
 
 /** The same access, and something in every part of the aggregate, much of it. */
+let larges = 0
 async function largeProject () {
+  const serial = ++larges
   const p = await createProject(db, space, { name: 'Large', description: LARGE_DESCRIPTION, access: { company: 10 } })
   await addContributor(db, p.id, champion.id, 'champion')
   const people = await db.insertInto('people').values(Array.from({ length: CONTRIBUTORS }, (_, i) => ({
     company_id: company.id,
-    email: `large-${i}-${process.pid}@example.test`,
+    email: `large-${serial}-${i}-${process.pid}@example.test`,
     full_name: `Contributor ${String(i).padStart(3, '0')}`,
     title: i % 2 === 0 ? 'Engineer' : null,
     avatar_url: null
@@ -320,4 +327,62 @@ t.test('a description change with 100 subscribers and 20 mentions is still the t
   const unknown = await counted(() => app.inject({ method: 'POST', url: `${N}/mark_many_as_read`, headers, payload: { ids: [shortId(mine[0]!.id), shortId(subscribers[0]!.id)] } }))
   t.equal(unknown.res.statusCode, 404)
   t.equal(unknown.sql.length, 2, 'a refused mark_many_as_read too')
+})
+
+t.test('conditional requests: a 304, a save with If-Match and a 412 are the token lookup plus one statement, small or large', async (t) => {
+  const headers = (name: string, value: string) => ({ authorization: api.championHeader, [name]: value })
+  for (const p of [await smallProject(), await largeProject()]) {
+    const read = await api.champion.get(p.publicId)
+    const tag = read.headers.etag as string
+    t.match(tag, /^"[A-Za-z0-9_-]{43}"$/)
+
+    const notModified = await counted(() => app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id: p.publicId }, headers: headers('if-none-match', tag) }))
+    t.equal(notModified.res.statusCode, 304)
+    t.equal(notModified.sql.length, 2, `304: ${notModified.sql.length} statements`)
+    t.match(notModified.sql[0], /api_tokens/)
+
+    const saved = await counted(() => app.inject({ method: 'POST', url: '/api/external/v1/projects/update_name', headers: headers('if-match', tag), payload: { project_id: p.publicId, name: `${p.name} saved` } }))
+    t.equal(saved.res.statusCode, 200)
+    t.ok(mutation(saved.sql), `a save with If-Match: the token lookup, then one statement (${saved.sql.length} sent)`)
+
+    const stale = await counted(() => app.inject({ method: 'POST', url: '/api/external/v1/projects/update_description', headers: headers('if-match', tag), payload: { project_id: p.publicId, description: '"stale"' } }))
+    t.equal(stale.res.statusCode, 412)
+    t.ok(mutation(stale.sql), `a 412: the token lookup, then one statement (${stale.sql.length} sent)`)
+    t.equal(stale.res.headers.etag, saved.res.headers.etag, 'with the tag the save answered')
+    t.equal((await projectActivities(db, p.id)).length, 1, 'the 412 wrote no activity')
+  }
+})
+
+// PGlite has one connection: a transaction holding the row would block the request itself.
+t.test('a stale If-Match that waited for a change committed meanwhile answers the tag of everything that change wrote', { skip: url === undefined && 'needs concurrent connections (real PostgreSQL)' }, async (t) => {
+  const p = await smallProject()
+  const tag = (await api.champion.get(p.publicId)).headers.etag as string
+  let pending: Promise<{ res: LightMyRequestResponse, sql: string[] }> | undefined
+  await db.transaction().execute(async (trx) => {
+    // Another editor's change: the row, and a notification of the champion (a row
+    // the waiting statement's snapshot cannot show).
+    await trx.updateTable('projects').set({ name: 'Changed meanwhile', updated_at: sql`now()` }).where('id', '=', p.id).execute()
+    await trx.insertInto('notifications').values({ person_id: champion.id, project_id: p.id, action: 'project_renamed' }).execute()
+    pending = counted(() => app.inject({
+      method: 'POST', url: '/api/external/v1/projects/update_name',
+      headers: { authorization: api.championHeader, 'if-match': tag }, payload: { project_id: p.publicId, name: 'Lost' }
+    }))
+    for (let i = 0; i < 500; i++) {
+      const waiting = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db)
+      if (waiting.rows[0]!.n > 0) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    t.fail('the save never waited for the row')
+  })
+  const { res, sql: all } = await pending!
+  const sent = all.filter((text) => !text.includes('pg_stat_activity')) // the test's own polling
+  t.equal(res.statusCode, 412)
+  t.equal(sent.length, 3, 'the token lookup, the statement, and a read of the project')
+  t.ok(mutation(sent.slice(0, 2)) && /acc/.test(sent[2]!), 'in that order')
+  const now = await api.champion.get(p.publicId)
+  t.equal(now.json().project.notifications.length, 1, 'the change notified the champion')
+  t.equal(res.headers.etag, now.headers.etag, 'the 412 carries the tag a read gives now')
+  t.equal((await projectRow(db, p.id)).name, 'Changed meanwhile', 'nothing of the losing save was written')
+  t.same(await projectActivities(db, p.id), [])
 })

@@ -53,7 +53,7 @@ export interface paths {
         put?: never;
         /**
          * Rename a project
-         * @description Sets the name of a project the token's person may edit (access level 70 or more). The name is trimmed and must then be 1 to 255 characters without control characters. Closed and paused projects may be renamed; archived ones are 404. A `project_renamed` activity is recorded, unless the name is the current one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees it after the change.
+         * @description Sets the name of a project the token's person may edit (access level 70 or more). The name is trimmed and must then be 1 to 255 characters without control characters. Closed and paused projects may be renamed; archived ones are 404. A `project_renamed` activity is recorded, unless the name is the current one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one statement: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
          */
         post: operations["updateProjectName"];
         delete?: never;
@@ -73,7 +73,7 @@ export interface paths {
         put?: never;
         /**
          * Replace a project's description
-         * @description Sets the description of a project the token's person may edit (access level 70 or more). The description is a string holding JSON text (usually a rich-text document, any JSON value but null), at most 512 KiB and nested at most 64 deep; every later read returns the very same string. Closed and paused projects may be described; archived ones are 404. A `project_description_changed` activity is recorded, unless the description is the current one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees it after the change.
+         * @description Sets the description of a project the token's person may edit (access level 70 or more). The description is a string holding JSON text (usually a rich-text document, any JSON value but null), at most 512 KiB and nested at most 64 deep; every later read returns the very same string. Closed and paused projects may be described; archived ones are 404. A `project_description_changed` activity is recorded, unless the description is the current one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one statement: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
          */
         post: operations["updateProjectDescription"];
         delete?: never;
@@ -91,7 +91,7 @@ export interface paths {
         };
         /**
          * Get a project
-         * @description The whole project as the token's person sees it; read-only tokens may call it. A project the person cannot see is 404, like one that does not exist. With `include_markdown=true` the answer also has `markdown`: the project rendered as Markdown for people and language models (title, status, space, goal, timeframe, people, description, key resources, milestones, last check-in, retrospective). Operately's other `include_*` flags (`true` or `false`, e.g. `include_milestones=true`) are accepted and change nothing: the whole project is always returned. Any other query parameter is 400.
+         * @description The whole project as the token's person sees it; read-only tokens may call it. A project the person cannot see is 404, like one that does not exist. With `include_markdown=true` the answer also has `markdown`: the project rendered as Markdown for people and language models (title, status, space, goal, timeframe, people, description, key resources, milestones, last check-in, retrospective). Operately's other `include_*` flags (`true` or `false`, e.g. `include_milestones=true`) are accepted and change nothing: the whole project is always returned. Any other query parameter is 400. The answer carries an `ETag`: with `If-None-Match` naming it (or `*`), the answer is 304 with the `ETag` and no body. A project the person cannot see is 404 whatever the header says. The Markdown answer has a tag of its own (the project's with `.md` appended); a mutation's `If-Match` accepts either.
          */
         get: operations["getProject"];
         put?: never;
@@ -449,7 +449,7 @@ export interface components {
              * @example invalid_input
              * @enum {unknown}
              */
-            code: "invalid_input" | "unauthenticated" | "read_only_token" | "forbidden" | "not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
+            code: "invalid_input" | "unauthenticated" | "read_only_token" | "forbidden" | "not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "rate_limited" | "internal" | "unavailable";
             /**
              * @description What went wrong, for people; never a stack trace or SQL
              * @example name must not be blank
@@ -880,7 +880,13 @@ export interface operations {
     updateProjectName: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -907,6 +913,8 @@ export interface operations {
             /** @description The whole project, as the token's person sees it */
             200: {
                 headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1188,6 +1196,17 @@ export interface operations {
             /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
             408: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1254,7 +1273,13 @@ export interface operations {
     updateProjectDescription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1281,6 +1306,8 @@ export interface operations {
             /** @description The whole project, as the token's person sees it */
             200: {
                 headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1562,6 +1589,17 @@ export interface operations {
             /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
             408: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1636,7 +1674,13 @@ export interface operations {
                 /** @description `true` adds `markdown`: the whole project rendered as Markdown, for people and language models */
                 include_markdown?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETag of an earlier answer (or several, comma-separated, or `*`): when one names the project as it is now, the answer is 304 without a body. Compared weakly: `W/"…"` matches too. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1645,6 +1689,8 @@ export interface operations {
             /** @description The whole project, as the token's person sees it, and with include_markdown=true its Markdown rendering */
             200: {
                 headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1882,6 +1928,15 @@ export interface operations {
                         markdown?: string;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the project as the person reads it now. No body; the ETag is the current one. */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
             400: {

@@ -96,10 +96,12 @@ t.test('every API route is documented with its request schema', async (t) => {
 t.test('every error status an operation can answer is listed with the error envelope', async (t) => {
   const mutation = ['200', '400', '401', '403', '404', '408', '413', '415', '429', '500', '503']
   const query = ['200', '400', '401', '404', '429', '500', '503']
+  // Conditional requests: a project mutation may be 412 (If-Match), projects/get 304 (If-None-Match).
+  const conditionalMutation = [...mutation, '412'].sort()
   const expected: Record<string, string[]> = {
-    [`post ${PROJECTS}/update_name`]: mutation,
-    [`post ${PROJECTS}/update_description`]: mutation,
-    [`get ${PROJECTS}/get`]: query,
+    [`post ${PROJECTS}/update_name`]: conditionalMutation,
+    [`post ${PROJECTS}/update_description`]: conditionalMutation,
+    [`get ${PROJECTS}/get`]: [...query, '304'].sort(),
     [`get ${PROJECTS}/list`]: query,
     [`get ${API}/people/get_me`]: query,
     [`get ${API}/companies/get`]: query,
@@ -123,6 +125,10 @@ t.test('every error status an operation can answer is listed with the error enve
     t.same(Object.keys(operation.responses).sort(), expected[name], `${name}: statuses`)
     for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
       t.ok(response.description && response.description !== 'Default Response', `${name} ${status} is described`)
+      if (status === '304') {
+        t.notOk(response.content, `${name} 304 has no body`)
+        continue
+      }
       const media = response.content?.['application/json'] as Json
       if (status === '200') {
         t.not(media.schema.$ref, ERROR_REF)
@@ -137,6 +143,14 @@ t.test('every error status an operation can answer is listed with the error enve
     if (operation.responses['401']) t.same(headers('401'), ['WWW-Authenticate'])
     if (operation.responses['429']) t.ok(headers('429').includes('Retry-After'))
     if (operation.responses['503']) t.same(headers('503'), ['Retry-After'])
+    // Every answer that carries one project carries its tag; so do a 304 and a 412.
+    const carriesProject = path.startsWith(PROJECTS) && !path.endsWith('/list')
+    t.equal(headers('200').includes('ETag'), carriesProject, `${name} 200: ETag ${carriesProject ? 'documented' : 'absent'}`)
+    for (const status of ['304', '412']) {
+      if (operation.responses[status]) t.same(headers(status), ['ETag'], `${name} ${status}: ETag`)
+    }
+    const conditional = ((operation.parameters ?? []) as Json[]).filter((p) => p.in === 'header').map((p) => p.name)
+    t.same(conditional, !carriesProject ? [] : method === 'get' ? ['if-none-match'] : ['if-match'], `${name}: its conditional header`)
   }
   const envelope = doc.components.schemas.Error as Json
   t.same(Object.keys(envelope.properties), ['statusCode', 'error', 'code', 'message', 'details'])

@@ -2,7 +2,9 @@
 // included): random JSON and wrong types, huge and deeply nested values, lone
 // surrogates, NUL and control characters, invalid UTF-8, duplicate keys,
 // prototype-pollution keys, every kind of Authorization (one or two headers),
-// Content-Type and Content-Encoding header, aimed at editable, read-only, invisible, archived, foreign and unknown
+// Content-Type and Content-Encoding header, conditional headers (If-Match on the
+// mutations, If-None-Match on get: the current tag, weak, with .md, *, stale, in
+// lists, empty, random text), aimed at editable, read-only, invisible, archived, foreign and unknown
 // projects. A model written from the contract predicts each answer; after every
 // request the database shows that only the addressed project changed, only on a
 // 200, and exactly as asked.
@@ -347,15 +349,38 @@ function bodyArb (field: 'name' | 'description', valueArb: fc.Arbitrary<string>)
   )
 }
 
-interface MutationRequest { op: 'update_name' | 'update_description', auth: Auth, expect: string | undefined, encoding: string | undefined, contentType: ContentType, body: Body }
-interface GetRequest { op: 'get', auth: Auth, expect: string | undefined, encoding: string | undefined, params: Array<[string, string]>, ids: IdChoice[] }
+/**
+ * A conditional header (If-Match on a mutation, If-None-Match on get) as a template:
+ * `{current}` is the addressed project's tag as the person reads it just before the
+ * request, `{stale}` one it had before. Mostly absent; the tags a client sends;
+ * and random text, which must be `*` or a list of entity tags or else a 400.
+ */
+const conditionArb: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 12, arbitrary: fc.constant(undefined) },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom('"{current}"', 'W/"{current}"', '"{current}.md"', '*', ' * ', '"{stale}"', '"{stale}", "{current}"',
+      '"x",W/"{current}"', ' , "{current}" ,, ', ' , ', '', '"{current}x"', 'W/"{stale}", W/"{current}"')
+  },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.constantFrom('{current}', '"{current}', 'W/ "{current}"', 'w/"{current}"', '*, "{current}"', '"{current}" "{stale}"', '"a"b', 'W/W/"x"', '**'),
+      fc.string({ unit: fc.constantFrom('"', 'W', '/', ',', ' ', '\t', '*', 'a', 'Z', '0', '-', '_', '.', '\u00e9', '\u00ff', '{'), maxLength: 16 }),
+      fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 24 })
+    )
+  }
+)
+
+interface MutationRequest { op: 'update_name' | 'update_description', auth: Auth, expect: string | undefined, encoding: string | undefined, contentType: ContentType, body: Body, condition: string | undefined }
+interface GetRequest { op: 'get', auth: Auth, expect: string | undefined, encoding: string | undefined, params: Array<[string, string]>, ids: IdChoice[], condition: string | undefined }
 
 const shorten = (s: string) => s.length > 200 ? `${s.slice(0, 200)}… (${s.length} chars)` : s
 function printable<T extends MutationRequest | GetRequest> (request: T): T {
   return Object.assign(request, {
     [fc.toStringMethod]: () => request.op === 'get'
-      ? `get ${JSON.stringify({ auth: request.auth, expect: request.expect, encoding: request.encoding, params: request.params.map(([k, v]) => [shorten(k), shorten(v)]) })}`
-      : `${request.op} ${JSON.stringify({ auth: request.auth, expect: request.expect, encoding: request.encoding, contentType: request.contentType, body: request.body.label, id: request.body.id && { id: shorten(String(request.body.id.id)), target: request.body.id.target } })} payload ${JSON.stringify(shorten(request.body.payload.toString('latin1')))}`
+      ? `get ${JSON.stringify({ auth: request.auth, expect: request.expect, encoding: request.encoding, condition: request.condition, params: request.params.map(([k, v]) => [shorten(k), shorten(v)]) })}`
+      : `${request.op} ${JSON.stringify({ auth: request.auth, expect: request.expect, encoding: request.encoding, condition: request.condition, contentType: request.contentType, body: request.body.label, id: request.body.id && { id: shorten(String(request.body.id.id)), target: request.body.id.target } })} payload ${JSON.stringify(shorten(request.body.payload.toString('latin1')))}`
   })
 }
 
@@ -364,7 +389,8 @@ const mutationArb = (op: MutationRequest['op']) => fc.record({
   expect: expectArb,
   encoding: encodingArb,
   contentType: contentTypeArb,
-  body: op === 'update_name' ? bodyArb('name', nameArb) : bodyArb('description', descriptionArb)
+  body: op === 'update_name' ? bodyArb('name', nameArb) : bodyArb('description', descriptionArb),
+  condition: conditionArb
 }).map((r) => printable({ op, ...r }))
 
 const queryKeyArb = fc.oneof(
@@ -380,13 +406,14 @@ const getArb: fc.Arbitrary<GetRequest> = fc.record({
   encoding: encodingArb,
   id: fc.option(idArb, { freq: 8 }),
   extra: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(fc.tuple(queryKeyArb, queryValueArb), { minLength: 1, maxLength: 3 }) }),
-  second: fc.oneof({ weight: 9, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: idArb })
-}).map(({ auth, expect, encoding, id, extra, second }) => {
+  second: fc.oneof({ weight: 9, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: idArb }),
+  condition: conditionArb
+}).map(({ auth, expect, encoding, id, extra, second, condition }) => {
   const params: Array<[string, string]> = []
   if (id) params.push(['id', id.id])
   params.push(...extra)
   if (second) params.push(['id', second.id])
-  return printable({ op: 'get' as const, auth, expect, encoding, params, ids: [id, second].filter((i) => i !== null) })
+  return printable({ op: 'get' as const, auth, expect, encoding, params, ids: [id, second].filter((i) => i !== null), condition })
 })
 
 // --- the model ----------------------------------------------------------------
@@ -486,6 +513,54 @@ function expectGet (request: GetRequest): Expected {
   return VISIBLE[target] ? { outcomes: [[200, '']], read: target } : { outcomes: [[404, 'not_found']] }
 }
 
+// --- conditional requests ---------------------------------------------------------
+// RFC 9110: If-Match = "*" / #entity-tag, If-None-Match likewise; entity-tag =
+// [ "W/" ] DQUOTE *etagc DQUOTE; a list's elements are separated by commas with
+// optional spaces and tabs, and empty elements are allowed. Anything else is a 400
+// (contract: bad input is a 4xx). A mutation compares strongly (a weak tag never
+// matches; a Markdown answer's tag, the project's with .md, stands for its
+// project), get weakly and only with its own representation's tag.
+
+const ENTITY_TAG = /(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"/g
+const TAG_LIST = /^[ \t]*(?:(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")?[ \t]*(?:,[ \t]*(?:(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")?[ \t]*)*$/
+
+function readTags (header: string): '*' | Array<{ weak: boolean, opaque: string }> | null {
+  if (/^[ \t]*\*[ \t]*$/.test(header)) return '*'
+  if (!TAG_LIST.test(header)) return null
+  return [...header.matchAll(ENTITY_TAG)].map((m) => ({ weak: m[1] !== undefined, opaque: m[2]! }))
+}
+
+/** What a condition does to the answers the request would get without it. */
+function withCondition (expected: Expected, op: 'get' | 'mutation', header: string | undefined, current: string | null, markdown: boolean): Expected {
+  if (header === undefined) return expected
+  const tags = readTags(header)
+  const outcomes = expected.outcomes.map(([status, code]): [number, string] => {
+    // Only a request that got as far as the project lookup meets the condition.
+    if (!(status === 200 || code === 'not_found' || code === 'forbidden')) return [status, code]
+    if (tags === null) return [400, 'invalid_input']
+    if (status !== 200) return [status, code]
+    if (op === 'get') {
+      const own = markdown ? `${current}.md` : current
+      return tags === '*' || tags.some((tag) => tag.opaque === own) ? [304, ''] : [200, '']
+    }
+    const matches = tags === '*' || tags.some((tag) => !tag.weak && (tag.opaque === current || tag.opaque === `${current}.md`))
+    return matches ? [200, ''] : [412, 'precondition_failed']
+  })
+  return { ...expected, outcomes }
+}
+
+/** The tag of the project as the token's person reads it now; null when they cannot. */
+async function currentTag (target: Target | null | undefined): Promise<string | null> {
+  if (target === undefined || target === null || !VISIBLE[target]) return null
+  const res = await app.inject({ method: 'GET', url: `${BASE}/get`, query: { id: uuidOf(target) }, headers: { authorization: `Bearer ${write}` } })
+  const tag = String(res.headers.etag).slice(1, -1)
+  const seen = staleTags.get(target) ?? []
+  if (seen.at(-1) !== tag) staleTags.set(target, [...seen, tag])
+  return tag
+}
+const staleTags = new Map<Target, string[]>()
+const NEVER_TAG = 'A'.repeat(43)
+
 // --- sending and checking ----------------------------------------------------------
 
 /** Percent-encodes a query component; a lone surrogate goes as the bytes a careless client would send. */
@@ -495,9 +570,10 @@ function encode (text: string): string {
     : encodeURIComponent(ch)).join('')
 }
 
-function send (request: MutationRequest | GetRequest): Promise<LightMyRequestResponse> {
+function send (request: MutationRequest | GetRequest, condition: string | undefined): Promise<LightMyRequestResponse> {
   // Two Authorization headers go as two (light-my-request sends each value of an array).
   const headers: Record<string, string | string[]> = {}
+  if (condition !== undefined) headers[request.op === 'get' ? 'if-none-match' : 'if-match'] = condition
   if (request.auth.header !== undefined) headers.authorization = request.auth.header
   if (request.expect !== undefined) headers.expect = request.expect
   if (request.encoding !== undefined) headers['content-encoding'] = request.encoding
@@ -563,21 +639,36 @@ const pristine = Object.getOwnPropertyNames(Object.prototype).sort().join()
 
 /** Sends one request and checks it against the model and the database; returns the status. */
 async function exercise (request: MutationRequest | GetRequest): Promise<number> {
-  const expected = request.op === 'get' ? expectGet(request) : expectMutation(request)
   const target = request.op === 'get' ? request.ids.find((choice) => choice.target !== null)?.target : request.body.id?.target
   const addressed = target ? uuidOf(target) : UNKNOWN_ID
+  // The addressed project's tag just before the request, for the condition to name (or not).
+  const current = request.condition === undefined ? null : await currentTag(target)
+  const stale = (target && staleTags.get(target)?.filter((tag) => tag !== current).at(-1)) ?? NEVER_TAG
+  const condition = request.condition?.replaceAll('{current}', current ?? NEVER_TAG).replaceAll('{stale}', stale)
+  const markdown = request.op === 'get' && request.params.some(([k, v]) => k === 'include_markdown' && v === 'true')
+  const expected = request.op === 'get'
+    ? withCondition(expectGet(request), 'get', condition, current, markdown)
+    : withCondition(expectMutation(request), 'mutation', condition, current, false)
   const all = latest ?? await snapshot()
-  const res = await send(request)
+  const res = await send(request, condition)
   const allAfter = latest = await snapshot()
   const before = { activities: all.activities, row: all.rows.get(addressed) ?? null }
   const after = { activities: allAfter.activities, row: allAfter.rows.get(addressed) ?? null }
   const others = (s: Snapshot) => JSON.stringify([...s.rows].filter(([id]) => id !== addressed).sort(([a], [b]) => a < b ? -1 : 1))
 
   check(res.statusCode < 500, `a ${res.statusCode}: ${res.body.slice(0, 300)}`)
-  const code = res.statusCode === 200 ? '' : checkEnvelope(res).code
+  const code = res.statusCode === 200 || res.statusCode === 304 ? '' : checkEnvelope(res).code
   check(expected.outcomes.some(([s, c]) => s === res.statusCode && c === code),
     `expected ${expected.outcomes.map(([s, c]) => `${s} ${c}`).join(' or ')}, got ${res.statusCode} ${code}: ${res.body.slice(0, 300)}`)
   check(others(allAfter) === others(all), 'another project changed')
+  // A tag on every answer that carries a project, on a 304 and a 412; on nothing else.
+  const tagged = res.statusCode === 200 || res.statusCode === 304 || res.statusCode === 412
+  check(tagged ? /^"[A-Za-z0-9_-]{43}(\.md)?"$/.test(String(res.headers.etag)) : res.headers.etag === undefined, `ETag ${res.headers.etag} on a ${res.statusCode}`)
+  if (res.statusCode === 304) {
+    check(res.body === '' && res.headers['content-type'] === undefined && res.headers['content-length'] === undefined, 'a 304 has no body nor its headers')
+    check(res.headers.etag === `"${current}${markdown ? '.md' : ''}"`, 'a 304 carries the current tag')
+  }
+  if (res.statusCode === 412) check(res.headers.etag === `"${await currentTag(target)}"`, 'a 412 carries the current tag')
   check(Object.getOwnPropertyNames(Object.prototype).sort().join() === pristine && ({} as Record<string, unknown>).polluted === undefined, 'Object.prototype polluted')
 
   if (res.statusCode === 200 && expected.change) {

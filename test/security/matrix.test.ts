@@ -3,7 +3,9 @@
 // the contract gives (an explicit table, not the server's logic again). Beside it:
 // tokens are nowhere in the database or the logs in clear, errors carry no stack
 // or SQL, an invisible project's 404 is byte for byte the 404 of one that does
-// not exist, and a body over the limit is a 413 that writes nothing.
+// not exist, and a body over the limit is a 413 that writes nothing. With
+// conditional headers that never match, every cell keeps its answer but a 200,
+// which becomes the condition's 412 or 304.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
@@ -184,6 +186,94 @@ t.test('every token kind × operation × visibility answers as the table says', 
           t.notMatch(res.body, TABLE_NAME, `${what}: no table names`)
           t.equal(after.row, before.row, `${what}: nothing written`)
           t.equal(after.activities, before.activities, `${what}: no activity`)
+        }
+        const challenge = want.status === 401 ? CHALLENGE[kind] : want.code === 'read_only_token' ? INSUFFICIENT_SCOPE : undefined
+        t.equal(res.headers['www-authenticate'], challenge, `${what}: WWW-Authenticate ${challenge ?? 'absent'}`)
+      }
+    }
+  }
+})
+
+// The same cells with conditional headers that never match: a stale If-Match on the
+// mutations, If-None-Match: * on get. Authentication, read-only, visibility and
+// permission answer first, exactly as above; only where the table above says 200
+// does the condition decide: 412 precondition_failed with the current tag for a
+// mutation (nothing written), 304 with the tag and no body for get.
+const CONDITIONAL_TABLE = `
+kind          op                  public               internal             confidential         secret  archived
+write         update_name         412                  403:forbidden        412                  404     404
+write         update_description  412                  403:forbidden        412                  404     404
+write         get                 304                  304                  304                  404     304
+read_only     update_name         403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     update_description  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     get                 304                  304                  304                  404     304
+foreign       update_name         403:forbidden        404                  404                  404     404
+foreign       update_description  403:forbidden        404                  404                  404     404
+foreign       get                 304                  404                  404                  404     404
+expired       update_name         401                  401                  401                  401     401
+expired       update_description  401                  401                  401                  401     401
+expired       get                 401                  401                  401                  401     401
+revoked       update_name         401                  401                  401                  401     401
+revoked       update_description  401                  401                  401                  401     401
+revoked       get                 401                  401                  401                  401     401
+suspended     update_name         401                  401                  401                  401     401
+suspended     update_description  401                  401                  401                  401     401
+suspended     get                 401                  401                  401                  401     401
+malformed     update_name         401                  401                  401                  401     401
+malformed     update_description  401                  401                  401                  401     401
+malformed     get                 401                  401                  401                  401     401
+other_scheme  update_name         401                  401                  401                  401     401
+other_scheme  update_description  401                  401                  401                  401     401
+other_scheme  get                 401                  401                  401                  401     401
+empty         update_name         401                  401                  401                  401     401
+empty         update_description  401                  401                  401                  401     401
+empty         get                 401                  401                  401                  401     401
+missing       update_name         401                  401                  401                  401     401
+missing       update_description  401                  401                  401                  401     401
+missing       get                 401                  401                  401                  401     401
+`
+
+t.test('every token kind × operation × visibility with a condition that never matches answers as its table says', async (t) => {
+  const conditional = new Map<string, { status: number, code: string | null }>()
+  for (const line of CONDITIONAL_TABLE.trim().split('\n').slice(1)) {
+    const [kind, op, ...cells] = line.trim().split(/\s+/)
+    cells.forEach((cell, i) => {
+      const [status, code] = cell.split(':')
+      conditional.set(`${kind} ${op} ${VISIBILITIES[i]}`, { status: Number(status), code: code ?? ({ 401: 'unauthenticated', 404: 'not_found', 412: 'precondition_failed' } as Record<number, string>)[Number(status)] ?? null })
+    })
+  }
+  t.equal(conditional.size, 10 * 3 * 5, 'the table has a cell for every combination')
+  for (const kind of Object.keys(AUTHORIZATION) as Kind[]) {
+    for (const op of ['update_name', 'update_description', 'get'] as Op[]) {
+      for (const visibility of VISIBILITIES) {
+        const what = `${kind} ${op} ${visibility}, conditional`
+        const want = conditional.get(`${kind} ${op} ${visibility}`)!
+        const project = projects[visibility]
+        const headers: Record<string, string> = AUTHORIZATION[kind] === undefined ? {} : { authorization: AUTHORIZATION[kind] }
+        const before = await rowState(project.id)
+        const res = op === 'get'
+          ? await server.inject({ method: 'GET', url: `${BASE}/get`, query: { id: project.publicId }, headers: { ...headers, 'if-none-match': '*' } })
+          : await server.inject({
+            method: 'POST', url: `${BASE}/${op}`, headers: { ...headers, 'if-match': '"stale"' },
+            payload: { project_id: project.publicId, [op === 'update_name' ? 'name' : 'description']: op === 'update_name' ? `Never ${++serial}` : '"never"' }
+          })
+        const after = await rowState(project.id)
+
+        t.equal(res.statusCode, want.status, `${what}: ${want.status} ${want.code ?? ''} (${res.body.slice(0, 120)})`)
+        t.equal(after.row, before.row, `${what}: nothing written`)
+        t.equal(after.activities, before.activities, `${what}: no activity`)
+        if (want.status === 304) {
+          t.equal(res.body, '', `${what}: no body`)
+          t.match(res.headers.etag, /^"[A-Za-z0-9_-]{43}"$/, `${what}: the tag`)
+          continue
+        }
+        checkEnvelope(t, res, want.status, want.code, what)
+        t.notMatch(res.body, LEAK, `${what}: no stack trace or SQL`)
+        if (want.status === 412) {
+          const read = await server.inject({ method: 'GET', url: `${BASE}/get`, query: { id: project.publicId }, headers })
+          t.equal(res.headers.etag, read.headers.etag, `${what}: the current tag`)
+        } else {
+          t.equal(res.headers.etag, undefined, `${what}: no tag before the condition is judged`)
         }
         const challenge = want.status === 401 ? CHALLENGE[kind] : want.code === 'read_only_token' ? INSUFFICIENT_SCOPE : undefined
         t.equal(res.headers['www-authenticate'], challenge, `${what}: WWW-Authenticate ${challenge ?? 'absent'}`)

@@ -1,13 +1,15 @@
 // /api/external/v1/projects/*: the two mutations, a project and a page of projects.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { httpErrors } from '@fastify/sensible'
 import {
-  DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, GetProjectQuerySchema, LIST_LIMIT, NAME_MAX_LENGTH, ListProjectsQuerySchema, ProjectListResponseSchema, ProjectResponseSchema,
-  ProjectWithMarkdownResponseSchema, UpdateDescriptionBodySchema, UpdateNameBodySchema
+  DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, GetProjectHeadersSchema, GetProjectQuerySchema, LIST_LIMIT, NAME_MAX_LENGTH, ListProjectsQuerySchema,
+  NotModifiedSchema, ProjectListResponseSchema, ProjectResponseSchema, ProjectWithMarkdownResponseSchema, UpdateDescriptionBodySchema,
+  UpdateNameBodySchema, UpdateProjectHeadersSchema
 } from '../../schemas/projects.js'
 import { invalidInput } from '../../errors.js'
 import { pageParameter } from '../paging.js'
-import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../responses.js'
+import { invalidExample, mutationErrors, notFoundExample, nothingToFind, preconditionErrors, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
 import { findProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
@@ -19,6 +21,12 @@ import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
+import { entityTag, ifMatchTags, ifNoneMatch, notModified, preconditionFailed } from './conditional.js'
+
+const IF_MATCH = 'With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the ' +
+  'person would read it right before the change, the version a listed tag names; otherwise the answer is 412 ' +
+  '`precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and ' +
+  'the write are one statement: of two requests with the same tag, one succeeds. 404 and 403 come before 412.'
 
 /** The same body whether the project is absent, archived or invisible: existence never leaks. */
 const PROJECT_NOT_FOUND = 'project not found'
@@ -28,17 +36,28 @@ const NO_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, i
 const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, its id cannot be decoded, it ' +
   'is archived, or the person cannot see it: one body for all, so existence never leaks.')
 
-async function update (db: Db, caller: Caller, rawId: string, field: ProjectField, value: string): Promise<{ project: Project }> {
+interface Update { rawId: string, field: ProjectField, value: string, ifMatch: string[] | null }
+
+async function update (db: Db, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<{ project: Project }> {
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
-  // One statement: the check, the write, the activity, for a description the
-  // subscriptions and notifications, and the project as it is now.
+  // One statement: the checks (If-Match last), the write, the activity, for a
+  // description the subscriptions and notifications, and the project as it is now.
   const result = await updateProjectField(db, {
-    projectId, personId: caller.personId, tokenId: caller.tokenId, field, value,
+    projectId, personId: caller.personId, tokenId: caller.tokenId, field, value, ifMatch,
     mentions: field === 'description' ? mentionedPeople(value) : undefined
   })
   if (result.outcome === 'not_found') throw projectNotFound()
   if (result.outcome === 'forbidden') throw httpErrors.forbidden('you may view this project but not edit it')
+  if (result.outcome === 'precondition_failed') {
+    // The statement's tag is exact unless it waited for a change committed meanwhile:
+    // it saw that change's row, not what the change wrote elsewhere (notifications,
+    // subscriptions). Only then is the project read again for its current tag.
+    const tag = result.moved ? (await findProject(db, projectId, caller.personId))?.etag : result.etag
+    if (tag === undefined) throw projectNotFound()
+    throw preconditionFailed(tag)
+  }
+  reply.header('etag', entityTag(result.project.etag))
   return { project: toProject(result.project) }
 }
 
@@ -54,15 +73,17 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         `trimmed and must then be 1 to ${NAME_MAX_LENGTH} characters without control characters. Closed and paused projects may be ` +
         'renamed; archived ones are 404. A `project_renamed` activity is recorded, unless the name is the current ' +
         'one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees ' +
-        'it after the change.',
+        `it after the change, with its \`ETag\`. ${IF_MATCH}`,
       security: [{ bearerAuth: [] }],
+      headers: UpdateProjectHeadersSchema,
       body: UpdateNameBodySchema,
-      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/name', 'must not be blank'), 404: NO_EDITABLE_PROJECT }
+      response: { 200: ProjectResponseSchema, ...mutationErrors, ...preconditionErrors, 400: invalidExample('/name', 'must not be blank'), 404: NO_EDITABLE_PROJECT }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const name = normalizeName(request.body.name)
-    return update(fastify.db, request.caller, projectId, 'name', name)
+    const ifMatch = ifMatchTags(request.headers['if-match'])
+    return update(fastify.db, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
   })
 
   fastify.post('/update_description', {
@@ -75,15 +96,17 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         `${DESCRIPTION_MAX_BYTES / 1024} KiB and nested at most ${DESCRIPTION_MAX_DEPTH} deep; every later read returns the very same string. Closed and paused ` +
         'projects may be described; archived ones are 404. A `project_description_changed` activity is recorded, ' +
         'unless the description is the current one: that succeeds and records nothing. Needs a write token. Answers ' +
-        'the whole project as the person sees it after the change.',
+        `the whole project as the person sees it after the change, with its \`ETag\`. ${IF_MATCH}`,
       security: [{ bearerAuth: [] }],
+      headers: UpdateProjectHeadersSchema,
       body: UpdateDescriptionBodySchema,
-      response: { 200: ProjectResponseSchema, ...mutationErrors, 400: invalidExample('/description', 'must be a JSON text'), 404: NO_EDITABLE_PROJECT }
+      response: { 200: ProjectResponseSchema, ...mutationErrors, ...preconditionErrors, 400: invalidExample('/description', 'must be a JSON text'), 404: NO_EDITABLE_PROJECT }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const description = checkDescription(request.body.description)
-    return update(fastify.db, request.caller, projectId, 'description', description)
+    const ifMatch = ifMatchTags(request.headers['if-match'])
+    return update(fastify.db, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
   })
 
   fastify.get('/get', {
@@ -96,17 +119,26 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         '`markdown`: the project rendered as Markdown for people and language models (title, status, space, goal, ' +
         'timeframe, people, description, key resources, milestones, last check-in, retrospective). Operately\'s other ' +
         '`include_*` flags (`true` or `false`, e.g. `include_milestones=true`) are accepted and change nothing: the ' +
-        'whole project is always returned. Any other query parameter is 400.',
+        'whole project is always returned. Any other query parameter is 400. The answer carries an `ETag`: with ' +
+        '`If-None-Match` naming it (or `*`), the answer is 304 with the `ETag` and no body. A project the person cannot ' +
+        'see is 404 whatever the header says. The Markdown answer has a tag of its own (the project\'s with `.md` ' +
+        'appended); a mutation\'s `If-Match` accepts either.',
       security: [{ bearerAuth: [] }],
       querystring: GetProjectQuerySchema,
-      response: { 200: ProjectWithMarkdownResponseSchema, ...queryErrors, 400: invalidExample('/id', 'must not be blank'), 404: NO_PROJECT }
+      headers: GetProjectHeadersSchema,
+      response: { 200: ProjectWithMarkdownResponseSchema, 304: NotModifiedSchema, ...queryErrors, 400: invalidExample('/id', 'must not be blank'), 404: NO_PROJECT }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const projectId = decodeId(requireId(request.query.id, '/id'))
+    const condition = ifNoneMatch(request.headers['if-none-match'])
     const row = projectId === null ? null : await findProject(fastify.db, projectId, request.caller.personId)
     if (!row) throw projectNotFound()
+    const markdown = request.query.include_markdown === 'true'
+    const etag = entityTag(row.etag, markdown)
+    reply.header('etag', etag)
+    if (notModified(condition, etag)) return reply.code(304).send(undefined)
     const project = toProject(row)
-    return request.query.include_markdown === 'true' ? { project, markdown: projectMarkdown(project) } : { project }
+    return markdown ? { project, markdown: projectMarkdown(project) } : { project }
   })
 
   fastify.get('/list', {

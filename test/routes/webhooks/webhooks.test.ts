@@ -286,3 +286,22 @@ t.test(`a company has at most 20 endpoints`, async (t) => {
   t.equal((await webhookRows()).length, 20)
   t.equal((await api(globexToken).create({ url: 'https://hooks.example.com/globex' })).statusCode, 200, 'another company has its own')
 })
+
+t.test('a save refused by If-Match (412) writes no delivery nor job; the same save with the current tag does', async (t) => {
+  await reset()
+  await admin.create({ url: 'https://hooks.example.com/all' })
+  const headers = { authorization: `Bearer ${write('alice@acme.test')}` }
+  const read = await app.inject({ method: 'GET', url: `${P}/get`, query: { id: website }, headers })
+  const tag = read.headers.etag as string
+  t.match(tag, /^"[^"]+"$/, 'a strong tag')
+  t.equal((await api(write('carol@acme.test')).rename('Website Redesign, meanwhile')).statusCode, 200, "someone else's edit")
+  t.equal((await deliveryRows()).length, 1)
+  const stale = await app.inject({ method: 'POST', url: `${P}/update_name`, headers: { ...headers, 'if-match': tag }, payload: { project_id: website, name: 'Lost edit' } })
+  t.equal(stale.statusCode, 412, stale.body)
+  t.equal((await deliveryRows()).length, 1, 'no delivery for the refused save')
+  t.equal((await jobRows()).length, 1, 'nor a job')
+  const current = await app.inject({ method: 'POST', url: `${P}/update_name`, headers: { ...headers, 'if-match': stale.headers.etag as string }, payload: { project_id: website, name: 'Kept edit' } })
+  t.equal(current.statusCode, 200, current.body)
+  t.equal((await deliveryRows()).length, 2)
+  t.equal((await jobRows()).length, 2)
+})
