@@ -65,7 +65,8 @@ t.test('webhooks/create: hostile bodies are a 200 exactly when the contract says
   await fc.assert(fc.asyncProperty(bodyArb, async (generated) => {
     const { extra, ...rest } = generated
     const payload: Record<string, unknown> = { ...rest }
-    if (extra !== undefined) payload[extra] = 'x'
+    // Defined, not assigned: `payload.__proto__ = 'x'` would not make a key of the JSON.
+    if (extra !== undefined) Object.defineProperty(payload, extra, { value: 'x', enumerable: true, configurable: true, writable: true })
     await db.deleteFrom('webhooks').execute()
     const res = await app.inject({ method: 'POST', url: `${W}/create`, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) })
     statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
@@ -74,7 +75,9 @@ t.test('webhooks/create: hostile bodies are a 200 exactly when the contract says
     if (res.statusCode !== (want ? 200 : 400)) throw new Error(`expected ${want ? 200 : 400}, got ${res.statusCode}: ${res.body.slice(0, 300)}`)
     if (!want) {
       const body = res.json()
-      if (body.code !== 'invalid_input' || !Array.isArray(body.details)) throw new Error(`not the envelope: ${res.body}`)
+      // A prototype key is refused by the body parser, before any field is looked at: no details then.
+      const parserRefusal = /__proto__|constructor\.prototype/.test(body.message)
+      if (body.code !== 'invalid_input' || (!parserRefusal && !Array.isArray(body.details))) throw new Error(`not the envelope: ${res.body}`)
       if (rows.length !== 0) throw new Error('a refusal wrote')
       return
     }
