@@ -70,13 +70,19 @@ const FROM_SOURCE = path.extname(fileURLToPath(import.meta.url)) === '.ts'
 const THREAD_URL = new URL(`./embedded-thread${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url)
 
 /**
- * The database thread. From source it needs tsx's hooks, which a worker thread
- * inherits only on some Node.js versions (not on 20): it registers them itself.
+ * The database thread. From source it needs tsx's hooks, which reach a worker
+ * thread only on recent Node.js versions (not on 20): where they do not, it
+ * registers them itself, then loads the thread anew (a failed import stays failed).
  */
 function startThread (options: ThreadOptions): Worker {
   if (!FROM_SOURCE) return new Worker(THREAD_URL, { workerData: options })
-  const code = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-    .then((tsx) => { tsx.register(); return import(${JSON.stringify(THREAD_URL.href)}) })`
+  const thread = JSON.stringify(THREAD_URL.href)
+  const code = `import(${thread}).catch(async (error) => {
+    if (error?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error
+    const tsx = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+    tsx.register()
+    return import(${thread} + '?tsx')
+  })`
   return new Worker(code, { eval: true, workerData: options })
 }
 

@@ -23,19 +23,23 @@ import { databaseOptions } from '../database.js'
 import { send } from '../http.js'
 import { build } from '../helper.js'
 
-t.setTimeout(120_000)
-
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const dataDir = await mkdtemp(path.join(tmpdir(), 'embedded-thread-test-'))
 t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
-/** A migrated embedded database in memory, closed when the test ends. */
+/** An embedded database in memory, closed when the test ends: each test makes the tables it uses. */
 async function inMemory (t: Tap, env: Record<string, string> = {}): Promise<Db> {
   const db = await createDb({ ...databaseOptions(env), dataDir: null })
   t.teardown(() => db.destroy())
-  await migrateToLatest(db)
   return db
+}
+
+let shared: Promise<Db> | undefined
+/** One in-memory database for the tests that need nothing of their own (PGlite takes seconds to start). */
+async function sharedInMemory (): Promise<Db> {
+  shared ??= inMemory(t)
+  return await shared
 }
 
 /** A promise and what settles it, for stepping a transaction from outside. */
@@ -83,7 +87,7 @@ t.test('HTTP is answered while the embedded database runs a long statement; stat
 })
 
 t.test('a transaction runs whole: other connections\' statements and scripts wait for it, and its rollback takes none of them', async (t) => {
-  const db = await inMemory(t)
+  const db = await sharedInMemory()
   await sql`CREATE TABLE tx_test (id int PRIMARY KEY)`.execute(db)
   const events: string[] = []
   const wrote = gate()
@@ -115,7 +119,7 @@ t.test('a transaction runs whole: other connections\' statements and scripts wai
 })
 
 t.test('a commit after a failed statement is refused, and nothing of the transaction stays', async (t) => {
-  const db = await inMemory(t)
+  const db = await sharedInMemory()
   await sql`CREATE TABLE aborted_test (id int PRIMARY KEY)`.execute(db)
   await t.rejects(db.transaction().execute(async (trx) => {
     await sql`INSERT INTO aborted_test VALUES (1)`.execute(trx)
@@ -126,7 +130,7 @@ t.test('a commit after a failed statement is refused, and nothing of the transac
 })
 
 t.test('a connection given back with its transaction open is rolled back, and the database goes on', async (t) => {
-  const db = await inMemory(t)
+  const db = await sharedInMemory()
   await sql`CREATE TABLE left_open (id int)`.execute(db)
   await db.connection().execute(async (connection) => {
     await sql`BEGIN`.execute(connection)
@@ -137,7 +141,7 @@ t.test('a connection given back with its transaction open is rolled back, and th
 })
 
 t.test('a script that leaves a transaction open is rolled back and refused; the database goes on', async (t) => {
-  const db = await inMemory(t)
+  const db = await sharedInMemory()
   await sql`CREATE TABLE script_test (id int)`.execute(db)
   await t.rejects(embeddedDatabase(db)!.exec('BEGIN; INSERT INTO script_test VALUES (1)'), {
     message: 'a script must not leave a transaction open; it was rolled back'
@@ -158,7 +162,7 @@ async function preparedByName (db: Db, text: string): Promise<boolean> {
 }
 
 t.test('the statements of prepare() are prepared once by name, with the same values, results and errors as any other', async (t) => {
-  const db = await inMemory(t)
+  const db = await sharedInMemory()
   for (let i = 0; i < 3; i++) {
     const { rows } = await db.executeQuery(DAY({ day: '2024-02-29' }))
     t.same(rows, [{ day: '2024-02-29' }], 'a date stays a YYYY-MM-DD string')
@@ -179,7 +183,7 @@ t.test('the statements of prepare() are prepared once by name, with the same val
 })
 
 t.test('a statement of prepare() that fails to prepare is prepared again when it can be', async (t) => {
-  const db = await inMemory(t)
+  const db = await sharedInMemory()
   const COUNT_LATER = prepare({ min: value<number>() }, (db, v) => db.selectNoFrom(sql<number>`(SELECT count(*)::int FROM later_table WHERE id >= ${v.min})`.as('n')))
   await t.rejects(db.executeQuery(COUNT_LATER({ min: 0 })), { code: '42P01' })
   await sql`CREATE TABLE later_table (id int)`.execute(db)
