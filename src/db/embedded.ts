@@ -45,11 +45,33 @@ export type FromThread =
   | { id: number, ok: true, value: unknown, inTransaction: boolean }
   | { id: number, ok: false, error: ThreadError, inTransaction: boolean }
 
-/** One statement's result, as PGlite gives it. */
-interface StatementResult {
+/** One statement's result as it crosses from the database thread: `json` and `jsonArrays` name the columns still to parse. */
+export interface StatementResult {
   rows: unknown[]
   command?: string
   rowCount?: number
+  json?: string[]
+  jsonArrays?: string[]
+}
+
+type Row = Record<string, unknown>
+
+function parseJsonArray (value: unknown): unknown {
+  return Array.isArray(value) ? value.map(parseJsonArray) : typeof value === 'string' ? JSON.parse(value) : value
+}
+
+/** The result as PGlite's query() gives it: JSON columns parsed. */
+function parsed (result: StatementResult): StatementResult {
+  const { json = [], jsonArrays = [] } = result
+  if (json.length === 0 && jsonArrays.length === 0) return result
+  for (const row of result.rows as Row[]) {
+    for (const name of json) {
+      const value = row[name]
+      if (typeof value === 'string') row[name] = JSON.parse(value)
+    }
+    for (const name of jsonArrays) row[name] = parseJsonArray(row[name])
+  }
+  return result
 }
 
 /** An error PGlite raised: `code` is the SQLSTATE, as on errors from `pg`. */
@@ -155,15 +177,15 @@ export class EmbeddedDatabase {
 
   /** Runs one statement with its values; under `name`, prepared once and then only executed. */
   async query (session: number, sql: string, params: unknown[], name?: string): Promise<StatementResult> {
-    return await this.#send({ id: 0, session, kind: 'query', sql, params, name }) as StatementResult
+    return parsed(await this.#send({ id: 0, session, kind: 'query', sql, params, name }) as StatementResult)
   }
 
   /**
    * Runs a script of several statements without values (PostgreSQL's simple
    * protocol), as pg-boss installs its schema; one result per statement.
    */
-  async exec (sql: string): Promise<Array<{ rows: unknown[] }>> {
-    return await this.#send({ id: 0, session: this.session(), kind: 'exec', sql }) as Array<{ rows: unknown[] }>
+  async exec (sql: string): Promise<StatementResult[]> {
+    return (await this.#send({ id: 0, session: this.session(), kind: 'exec', sql }) as StatementResult[]).map(parsed)
   }
 
   /** The session is done: a transaction it left open is rolled back. */

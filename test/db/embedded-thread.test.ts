@@ -182,6 +182,26 @@ t.test('the statements of prepare() are prepared once by name, with the same val
   await t.rejects(sql`INSERT INTO unique_test VALUES (1)`.execute(db), { code: '23505', constraint: 'unique_test_pkey' })
 })
 
+const DOCUMENT = prepare({ doc: value<string>() }, (db, v) => db.selectNoFrom([
+  sql<unknown>`${v.doc}::jsonb`.as('jsonb'),
+  sql<unknown>`${v.doc}::json`.as('json'),
+  sql<unknown>`array[${v.doc}::jsonb, 'null'::jsonb, NULL]`.as('jsonbs'),
+  sql<unknown>`NULL::jsonb`.as('nothing')
+]))
+
+t.test('json and jsonb values, alone and in arrays, come back parsed, by name, unnamed and from a script', async (t) => {
+  const db = await sharedInMemory()
+  const doc = { type: 'doc', content: [{ type: 'text', text: 'ü "quoted" \\ \u2028' }], n: 1.5, none: null }
+  const want = { jsonb: doc, json: doc, jsonbs: [doc, null, null], nothing: null }
+  t.same((await db.executeQuery(DOCUMENT({ doc: JSON.stringify(doc) }))).rows, [want], 'by name')
+  t.same((await sql`SELECT ${JSON.stringify(doc)}::jsonb AS jsonb, ${JSON.stringify(doc)}::json AS json,
+    array[${JSON.stringify(doc)}::jsonb, 'null'::jsonb, NULL] AS jsonbs, NULL::jsonb AS nothing`.execute(db)).rows, [want], 'unnamed')
+  const literal = JSON.stringify(doc).replaceAll("'", "''")
+  const results = await embeddedDatabase(db)!.exec(`SELECT 1 AS one; SELECT '${literal}'::jsonb AS jsonb, '${literal}'::json AS json,
+    array['${literal}'::jsonb, 'null'::jsonb, NULL] AS jsonbs, NULL::jsonb AS nothing`)
+  t.same(results.map((r) => r.rows), [[{ one: 1 }], [want]], 'from a script')
+})
+
 t.test('a statement of prepare() that fails to prepare is prepared again when it can be', async (t) => {
   const db = await sharedInMemory()
   const COUNT_LATER = prepare({ min: value<number>() }, (db, v) => db.selectNoFrom(sql<number>`(SELECT count(*)::int FROM later_table WHERE id >= ${v.min})`.as('n')))
