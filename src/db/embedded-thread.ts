@@ -50,7 +50,9 @@ function send (message: FromThread): void {
 
 async function openPGlite (): Promise<PGlite | null> {
   try {
-    return await PGlite.create(dataDir ?? 'memory://', { parsers: { [DATE_OID]: asText, 114: asText, 3802: asText } })
+    return await PGlite.create(dataDir ?? 'memory://', {
+      parsers: Object.fromEntries([DATE_OID, ...JSON_OIDS].map((oid) => [oid, asText]))
+    })
   } catch (error) {
     // The opener says why and ends this thread.
     send({ started: false, error: describe(error) })
