@@ -3,17 +3,21 @@
 import { Kysely, sql, type LogConfig } from 'kysely'
 import pg from 'pg'
 import type { Config } from '../config.js'
-import { lockDataDir, privateFiles } from './data-dir.js'
 import { ApiPostgresDialect } from './dialect.js'
+import type { EmbeddedDatabase } from './embedded.js'
 import type { Database } from './types.js'
 
 export type Db = Kysely<Database>
 
-type PGliteInstance = import('@electric-sql/pglite').PGlite
-const EMBEDDED = new WeakMap<Db, PGliteInstance>()
+const EMBEDDED = new WeakMap<Db, EmbeddedDatabase>()
 
-/** The PGlite under an embedded database, for what must talk to it directly (the job engine); null on PostgreSQL. */
-export function embeddedDatabase (db: Db): PGliteInstance | null {
+/** What must talk to the embedded database directly (the job engine) may run scripts of several statements. */
+export interface EmbeddedScripts {
+  exec: (sql: string) => Promise<Array<{ rows: unknown[] }>>
+}
+
+/** The embedded database under `db`, for what must talk to it directly (the job engine); null on PostgreSQL. */
+export function embeddedDatabase (db: Db): EmbeddedScripts | null {
   return EMBEDDED.get(db) ?? null
 }
 
@@ -44,7 +48,7 @@ export function dbOptions (config: Pick<Config,
 }
 
 // Dates stay `YYYY-MM-DD` strings: turning them into a Date would shift them by the
-// process time zone.
+// process time zone (the embedded database's thread does the same).
 const DATE_OID = 1082
 
 /** `log` is Kysely's: every statement the app sends, e.g. for a test to count. */
@@ -67,31 +71,18 @@ export async function createDb (options: DbOptions, { log }: { log?: LogConfig }
     pool.on('connect', (client) => { client.on('error', () => {}) })
     return new Kysely<Database>({ dialect: new ApiPostgresDialect({ pool, namedStatements: options.preparedStatements }), log })
   }
-  const [{ PGlite }, { PGliteDialect }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('kysely-pglite-dialect')
-  ])
-  const dataDir = options.dataDir
-  const release = dataDir === null ? () => {} : lockDataDir(dataDir)
-  let pglite
-  try {
-    pglite = await PGlite.create(dataDir ?? 'memory://', {
-      parsers: { [DATE_OID]: (value: string) => value }
-    })
-    if (dataDir !== null) privateFiles(dataDir)
-  } catch (error) {
-    await pglite?.close().catch(() => {})
-    release()
-    throw error
-  }
-  const close = pglite.close.bind(pglite)
-  pglite.close = async () => {
-    try { await close() } finally { release() }
-  }
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log })
+  // PGlite in a thread of its own (embedded.ts), which takes the data directory's lock.
+  const { EmbeddedDatabase, EmbeddedDialect } = await import('./embedded.js')
+  const database = await EmbeddedDatabase.open(options.dataDir)
+  const db = new Kysely<Database>({ dialect: new EmbeddedDialect({ database, namedStatements: options.preparedStatements }), log })
   // Kysely closes a driver only once it has been used: use it now, so that
   // destroy() always closes PGlite and releases the lock.
-  await sql`SELECT 1`.execute(db)
-  EMBEDDED.set(db, pglite)
+  try {
+    await sql`SELECT 1`.execute(db)
+  } catch (error) {
+    await database.close().catch(() => {})
+    throw error
+  }
+  EMBEDDED.set(db, database)
   return db
 }

@@ -17,9 +17,11 @@ const BASE = '/api/external/v1/projects'
 /**
  * What the burst below may cost, with headroom over what was observed (see
  * test/README.md): growth of the resident set over its baseline, and its peak.
- * The embedded database lives in this process, so its peak is higher.
+ * The embedded database lives in this process, in a thread with a JavaScript heap
+ * of its own that every statement's values and rows are copied into, so both are
+ * higher there.
  */
-const GROWTH_BUDGET_MB = 300
+const GROWTH_BUDGET_MB = process.env.DATABASE_URL ? 300 : 400
 const PEAK_BUDGET_MB = process.env.DATABASE_URL ? 700 : 1300
 
 const { app, db } = await build(t)

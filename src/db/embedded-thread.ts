@@ -1,0 +1,201 @@
+// The thread that owns the embedded database. PGlite runs every statement
+// synchronously in WebAssembly on the thread that calls it: here, so that the
+// thread serving HTTP goes on parsing, routing and answering meanwhile. Statements
+// arrive as messages (embedded.ts) and run one at a time in arrival order, except
+// that while a session has a transaction open only that session's statements run:
+// PGlite is a single PostgreSQL session, and a statement of another request must
+// not land inside someone else's transaction.
+import { parentPort, workerData } from 'node:worker_threads'
+import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite'
+import type { FromThread, StatementResult, ThreadError, ThreadOptions, ToThread } from './embedded.js'
+
+// Dates stay `YYYY-MM-DD` strings: turning them into a Date would shift them by the
+// process time zone.
+const DATE_OID = 1082
+// json and jsonb values cross to the other thread as their text, parsed there
+// (embedded.ts): copying a string between threads costs a fraction of copying the
+// objects parsed from it, and the thread serving HTTP has time to spare.
+const JSON_OIDS = new Set([114, 3802])
+const JSON_ARRAY_OIDS = new Set([199, 3807])
+const asText = (value: string) => value
+
+// What a PostgreSQL error carries besides its message (pg-protocol's DatabaseError),
+// so that the error handler sees the SQLSTATE as it does from `pg`. The statement
+// and its values are left behind: they may hold a token digest.
+const ERROR_FIELDS = ['severity', 'code', 'detail', 'hint', 'position', 'internalPosition', 'internalQuery',
+  'where', 'schema', 'table', 'column', 'dataType', 'constraint', 'file', 'line', 'routine'] as const
+
+function describe (error: unknown): ThreadError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error), fields: {} }
+  const fields: Record<string, string | number> = {}
+  for (const field of ERROR_FIELDS) {
+    const value = (error as unknown as Record<string, unknown>)[field]
+    if (typeof value === 'string' || typeof value === 'number') fields[field] = value
+  }
+  return { name: error.name, message: error.message, fields }
+}
+
+if (parentPort === null) throw new Error('embedded-thread.ts runs as a worker thread (embedded.ts starts it)')
+const port = parentPort
+const { dataDir } = workerData as ThreadOptions
+
+function send (message: FromThread): void {
+  try {
+    port.postMessage(message)
+  } catch (error) {
+    // A value that cannot cross threads: the caller gets an error, not silence.
+    port.postMessage({ id: 'id' in message ? message.id : 0, ok: false, error: describe(error), inTransaction: false })
+  }
+}
+
+async function openPGlite (): Promise<PGlite | null> {
+  try {
+    return await PGlite.create(dataDir ?? 'memory://', {
+      parsers: Object.fromEntries([DATE_OID, ...JSON_OIDS].map((oid) => [oid, asText]))
+    })
+  } catch (error) {
+    // The opener says why and ends this thread.
+    send({ started: false, error: describe(error) })
+    return null
+  }
+}
+
+/** Protocol messages sent to PostgreSQL in one go: it reads them in order, as from a socket. */
+function messages (...parts: Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(parts.reduce((length, part) => length + part.length, 0))
+  let offset = 0
+  for (const part of parts) {
+    all.set(part, offset)
+    offset += part.length
+  }
+  return all
+}
+
+/** A result as it crosses: its rows, and which of their columns hold JSON text (or arrays of it) to parse. */
+function crossing ({ rows, command, rowCount, fields }: Results): StatementResult {
+  const json = fields.filter((field) => JSON_OIDS.has(field.dataTypeID)).map((field) => field.name)
+  const jsonArrays = fields.filter((field) => JSON_ARRAY_OIDS.has(field.dataTypeID)).map((field) => field.name)
+  return { rows, command, rowCount, ...(json.length > 0 ? { json } : {}), ...(jsonArrays.length > 0 ? { jsonArrays } : {}) }
+}
+
+const opened = await openPGlite()
+if (opened === null) {
+  port.close()
+} else {
+  serve(opened)
+}
+
+function serve (pglite: PGlite): void {
+  const queue: ToThread[] = []
+  /** The session whose transaction is open: only its statements run until it ends. */
+  let owner: number | null = null
+  let running = false
+  let closed = false
+
+  /** The first statement that may run now, taken off the queue. */
+  function next (): ToThread | undefined {
+    if (owner === null) return queue.shift()
+    const index = queue.findIndex((request) => request.session === owner)
+    return index < 0 ? undefined : queue.splice(index, 1)[0]
+  }
+
+  /** Parameter types of the statements prepared under a name in PGlite's session. */
+  const prepared = new Map<string, number[]>()
+
+  /**
+   * A named statement, as `pg` sends one: parsed and planned once, then only bound
+   * and executed (PGlite's query() parses and plans every time, which costs more
+   * than running the statements a request sends). Values are serialized for the
+   * types PostgreSQL found, and rows parsed, with PGlite's own serializers and
+   * parsers, as its query() does; the result is query()'s.
+   */
+  async function runNamed (name: string, sql: string, params: unknown[]) {
+    return await pglite.runExclusive(async () => {
+      let types = prepared.get(name)
+      if (types === undefined) {
+        try {
+          const described = await pglite.execProtocolStream(messages(
+            protocol.serialize.parse({ name, text: sql }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()
+          ), { syncToFs: false })
+          types = parse.parseDescribeStatementResults(described)
+        } catch (error) {
+          // Parsed but not described: forget it, so that the next try can parse it again.
+          await pglite.execProtocolStream(messages(protocol.serialize.close({ type: 'S', name }), protocol.serialize.sync()),
+            { syncToFs: false, throwOnError: false })
+          throw error
+        }
+        prepared.set(name, types)
+      }
+      const values = params.map((value, i) => {
+        if (value === null || value === undefined) return null
+        const serializer = pglite.serializers[types[i]!]
+        return serializer ? serializer(value) : String(value)
+      })
+      const answer = await pglite.execProtocolStream(messages(
+        protocol.serialize.bind({ statement: name, values }), protocol.serialize.describe({ type: 'P' }),
+        protocol.serialize.execute({}), protocol.serialize.sync()
+      ), { syncToFs: false })
+      await pglite.syncToFs()
+      return parse.parseResults(answer, pglite.parsers)[0]!
+    })
+  }
+
+  async function run (request: ToThread): Promise<unknown> {
+    switch (request.kind) {
+      case 'query': {
+        return crossing(request.name === undefined
+          ? await pglite.query(request.sql, request.params)
+          : await runNamed(request.name, request.sql, request.params))
+      }
+      case 'exec': {
+        const results = await pglite.exec(request.sql)
+        if (pglite.isInTransaction()) {
+          // Nobody would end it, and every other statement would wait behind it.
+          await pglite.query('ROLLBACK')
+          throw new Error('a script must not leave a transaction open; it was rolled back')
+        }
+        return results.map(crossing)
+      }
+      case 'release':
+        // A connection given back inside its transaction: nothing of it was committed.
+        if (owner === request.session && pglite.isInTransaction()) await pglite.query('ROLLBACK')
+        return null
+      case 'close':
+        closed = true
+        await pglite.close()
+        return null
+    }
+  }
+
+  async function pump (): Promise<void> {
+    if (running) return
+    running = true
+    try {
+      for (let request = next(); request !== undefined; request = next()) {
+        if (closed) {
+          send({ id: request.id, ok: false, error: { name: 'Error', message: 'the embedded database is closed', fields: { code: '57P01' } }, inTransaction: false })
+          continue
+        }
+        let reply: Extract<FromThread, { id: number }>
+        try {
+          const value = await run(request)
+          reply = { id: request.id, ok: true, value, inTransaction: false }
+        } catch (error) {
+          reply = { id: request.id, ok: false, error: describe(error), inTransaction: false }
+        }
+        const inTransaction = !closed && pglite.isInTransaction()
+        owner = inTransaction ? request.session : null
+        reply.inTransaction = inTransaction
+        send(reply)
+      }
+    } finally {
+      running = false
+    }
+  }
+
+  port.on('message', (request: ToThread) => {
+    queue.push(request)
+    void pump()
+  })
+  send({ started: true })
+}
