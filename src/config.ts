@@ -98,6 +98,19 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
 
 const HOP_COUNT = 'a hop count is not taken: it would trust no proxy (nothing can tell that the nearest peer is one); give the proxies\' addresses or CIDRs, or true'
 
+/** The settings of a process's environment; a bad one is said on stderr, and the process exits 2. */
+export function loadConfigOrExit (): Config {
+  try {
+    return loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`)
+      process.exit(2)
+    }
+    throw error
+  }
+}
+
 function configError (lines: Iterable<string>): ConfigError {
   return new ConfigError(`invalid configuration:\n  ${[...lines].join('\n  ')}`)
 }

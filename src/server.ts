@@ -6,7 +6,7 @@ import path from 'node:path'
 import Fastify from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import app, { appOptions } from './app.js'
-import { ConfigError, loadConfig, localBaseUrl, type Config } from './config.js'
+import { loadConfigOrExit, localBaseUrl, type Config } from './config.js'
 import { createDb, dbOptions, type Db } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
 import { isEmpty, loadDemo } from './db/demo.js'
@@ -63,16 +63,7 @@ async function prepareDatabase (config: Config, db: Db): Promise<string | null> 
 }
 
 async function main (): Promise<void> {
-  let config: Config
-  try {
-    config = loadConfig()
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`)
-      process.exit(2)
-    }
-    throw error
-  }
+  const config = loadConfigOrExit()
 
   const db = await createDb(dbOptions(config))
   const hint = await prepareDatabase(config, db)

@@ -7,7 +7,7 @@
 import closeWithGrace from 'close-with-grace'
 import { pino } from 'pino'
 import { loggerOptions } from './logger.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { loadConfigOrExit } from './config.js'
 import { createDb, dbOptions } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
 import { describeError } from './errors.js'
@@ -16,16 +16,7 @@ import { deliverySettings, PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js
 import { EMBEDDED_REFUSAL, shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
 
 async function main (): Promise<void> {
-  let config: Config
-  try {
-    config = loadConfig()
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`)
-      process.exit(2)
-    }
-    throw error
-  }
+  const config = loadConfigOrExit()
   if (config.DATABASE_URL === undefined) {
     process.stderr.write(`${EMBEDDED_REFUSAL}\n`)
     process.exit(2)

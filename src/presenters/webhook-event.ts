@@ -4,33 +4,28 @@
 import { shortId, sluggedId } from '../ids.js'
 import type { WebhookEvent } from '../db/types.js'
 
-/** What a change's statement stores (src/db/project-mutations.ts): ids as stored. */
-export interface StoredEvent {
+/** An event with a change of type C: what is stored (C as stored) and what is sent. */
+interface Event<C> {
   type: WebhookEvent
   timestamp: string
   data: {
     project: { id: string, name: string }
     company: { id: string, name: string }
     actor: { id: string, full_name: string }
-    change: Record<string, unknown>
+    change: C
   }
 }
+
+/** What a change's statement stores (src/db/project-mutations.ts): ids as stored. */
+export type StoredEvent = Event<Record<string, unknown>>
 
 export type EventChange =
   | { old_name: string, new_name: string }
   /** The new description; null with `description_omitted` when it is over 64 KiB. */
   | { description: string | null, description_omitted: boolean, description_bytes: number }
 
-export interface EventBody {
-  type: WebhookEvent
-  timestamp: string
-  data: {
-    project: { id: string, name: string }
-    company: { id: string, name: string }
-    actor: { id: string, full_name: string }
-    change: EventChange
-  }
-}
+/** The request body sent to every endpoint, on every attempt. */
+export type EventBody = Event<EventChange>
 
 /** The `webhook-id` of an event: its public id, the same on every attempt and every endpoint. */
 export function eventMessageId (eventId: string): string {
