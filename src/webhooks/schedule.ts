@@ -6,7 +6,7 @@
 /** A Retry-After is waited for up to this long: the longest step of the default schedule. */
 export const MAX_RETRY_AFTER_MS = 10 * 60 * 60 * 1000
 
-/** Each wait is the schedule's step times a factor in [1 - JITTER, 1 + JITTER). */
+/** Each wait is the schedule's step times a factor in [1 - JITTER, 1 + JITTER), rounded to the millisecond. */
 export const JITTER = 0.2
 
 /**
