@@ -11,7 +11,7 @@ import { CompiledQuery, type KyselyPlugin, type LogEvent, type PluginTransformQu
 import app, { appOptions } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions } from '../src/db/index.js'
-import { OPERATIONS, httpRequest, type OperationName, type Target } from './operations.js'
+import { ACTIVITIES, OPERATIONS, PER_CONNECTION, httpRequest, type OperationName, type Target } from './operations.js'
 
 export interface CapturedStatement {
   sql: string
@@ -30,6 +30,8 @@ export interface Capture {
   statements: CapturedStatement[]
   /** Notifications the request wrote. */
   notified: number
+  /** The If-Match tag a conditional request carried (its target's current tag, unquoted). */
+  ifMatch?: string
 }
 
 /** Counts result rows per query id; it changes neither the query nor the result. */
@@ -84,9 +86,21 @@ export async function captureStatements (url: string, targets: Record<OperationN
       return Number(row!.n)
     }
     for (const operation of OPERATIONS) {
-      // A revision no run draws (runs draw from 1 up), so the mutation really changes the row.
-      const revision = 0
-      const request = httpRequest(operation, targets[operation], revision)
+      // A revision no run draws (runs draw from 1 up), so the mutation really changes the
+      // row; one per operation, so a rename after a rename of the same project does too.
+      const revision = -OPERATIONS.indexOf(operation)
+      const inject = async (r: ReturnType<typeof httpRequest>) => server.inject({
+        method: r.method, url: r.path, headers: r.headers, ...(r.body === undefined ? {} : { payload: r.body })
+      })
+      // A conditional request carries the tag of a read just before (not captured).
+      let etag: string | undefined
+      if (PER_CONNECTION.has(operation)) {
+        const read = await inject(httpRequest('get', targets[operation], revision))
+        etag = String(read.headers.etag)
+      }
+      // A read is sent once first: what the server does once per process (its cursor key) stays out.
+      if (ACTIVITIES[operation] === 0) await inject(httpRequest(operation, targets[operation], revision))
+      const request = httpRequest(operation, targets[operation], revision, etag)
       const before = await notifications()
       events.length = 0
       const response = await server.inject({
@@ -110,7 +124,7 @@ export async function captureStatements (url: string, targets: Record<OperationN
           named: named.has(e.query.sql)
         }
       })
-      captures[operation] = { revision, statements, notified: (await notifications()) - before }
+      captures[operation] = { revision, statements, notified: (await notifications()) - before, ...(etag === undefined ? {} : { ifMatch: etag.replace(/^"|"$/g, '') }) }
     }
     return captures
   } finally {

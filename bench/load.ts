@@ -1,9 +1,11 @@
 // The production server as a child process, its memory sampled from /proc, and
 // autocannon driving it with a random target per request.
+import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
+import { request as httpGet } from 'undici'
 import { launchServer, type ServerProcess } from '../test/launch.js'
-import { httpRequest, randomRevision, type OperationName, type Target } from './operations.js'
+import { httpRequest, PER_CONNECTION, randomRevision, type OperationName, type Target } from './operations.js'
 
 export interface Server extends ServerProcess {
   logFile: string
@@ -12,11 +14,22 @@ export interface Server extends ServerProcess {
 }
 
 /**
- * Starts `node <entry>` (the build) with only the given configuration, its output
- * in `logFile`, and waits for /health/ready: test/launch.ts, which the tests use too.
+ * The node flags production starts the server with: those of `npm run start:prod`
+ * (package.json), which the image's CMD repeats (test/deploy.test.ts).
+ */
+export const PRODUCTION_NODE_FLAGS: readonly string[] = (() => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }
+  const words = (pkg.scripts['start:prod'] ?? '').split(/\s+/)
+  return words[0] === 'node' ? words.slice(1).filter((w) => w.startsWith('--')) : []
+})()
+
+/**
+ * Starts `node <production flags> <entry>` (the build) with only the given
+ * configuration, its output in `logFile`, and waits for /health/ready:
+ * test/launch.ts, which the tests use too.
  */
 export async function startServer (options: { entry: string, env: Record<string, string>, logFile: string, nodeArgs?: string[] }): Promise<Server> {
-  const server = await launchServer({ entry: [options.entry], env: options.env, logFile: options.logFile, nodeArgs: options.nodeArgs })
+  const server = await launchServer({ entry: [options.entry], env: options.env, logFile: options.logFile, nodeArgs: [...PRODUCTION_NODE_FLAGS, ...(options.nodeArgs ?? [])] })
   return { ...server, logFile: options.logFile, idleRssMb: rssMb(server.pid) ?? 0 }
 }
 
@@ -88,21 +101,42 @@ function backendTicks (database: string): number {
   return ticks
 }
 
+/** Clock ticks per second of /proc's figures (USER_HZ). */
+const TICKS_PER_SECOND = (() => {
+  const hz = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout)
+  return Number.isFinite(hz) && hz > 0 ? hz : 100
+})()
+
 /**
  * How much of the machine's CPU went to work that is not this run's: the bench
  * process (autocannon), the server and the database's backends are this run's.
  * Other work on a shared machine makes the figures lower and noisier.
  */
 export class CpuMeter {
-  private start: { machine: { busy: number, total: number } | null, ours: number }
+  private start: { machine: { busy: number, total: number } | null, ours: number, server: number, backends: number }
 
+  /** `pids[1]` is the server's. */
   constructor (private readonly pids: number[], private readonly database: string | null) {
     this.start = this.snapshot()
   }
 
   private snapshot () {
-    const ours = this.pids.reduce((sum, pid) => sum + processTicks(pid), 0) + (this.database ? backendTicks(this.database) : 0)
-    return { machine: machineTicks(), ours }
+    const server = processTicks(this.pids[1]!)
+    const backends = this.database ? backendTicks(this.database) : 0
+    const ours = processTicks(this.pids[0]!) + server + backends
+    return { machine: machineTicks(), ours, server, backends }
+  }
+
+  /**
+   * CPU milliseconds per request since construction: the server's process (user and
+   * system time from /proc/<pid>/stat) and the database's backends (null when the
+   * database runs inside the server).
+   */
+  perRequest (requests: number): { serverMs: number | null, backendsMs: number | null } {
+    if (requests <= 0) return { serverMs: null, backendsMs: null }
+    const end = this.snapshot()
+    const ms = (ticks: number) => (1000 * ticks) / TICKS_PER_SECOND / requests
+    return { serverMs: ms(end.server - this.start.server), backendsMs: this.database ? ms(end.backends - this.start.backends) : null }
   }
 
   /** Percent of the machine's CPU time used by other processes since construction, or null off Linux. */
@@ -133,6 +167,44 @@ export interface LoadResult {
   maxRssMb: number
   /** Share of the machine's CPU that other processes used during the run, in percent. */
   othersCpuPercent: number | null
+  /** CPU ms per request of the server process and of the database's backends (null embedded). */
+  serverCpuMs: number | null
+  backendCpuMs: number | null
+}
+
+/** The ETag each target's project has now, as its champion reads it (projects/get, ten at a time). */
+async function currentTags (url: string, targets: readonly Target[]): Promise<Map<string, string>> {
+  const tags = new Map<string, string>()
+  let next = 0
+  const worker = async () => {
+    while (next < targets.length) {
+      const target = targets[next++]!
+      const r = httpRequest('get', target, 0)
+      const response = await httpGet(`${url}${r.path}`, { headers: r.headers })
+      await response.body.dump()
+      const etag = response.headers.etag
+      if (response.statusCode !== 200 || typeof etag !== 'string') throw new Error(`projects/get answered ${response.statusCode} without an ETag`)
+      tags.set(target.publicId, etag)
+    }
+  }
+  await Promise.all(Array.from({ length: 10 }, worker))
+  return tags
+}
+
+/**
+ * Waits until the server has been idle for 300 ms (at most 20 s): autocannon drops
+ * its connections at the end of a run, but the server still finishes the requests
+ * they had sent, which would otherwise weigh on the next run's first seconds.
+ */
+async function quiet (pid: number): Promise<void> {
+  const deadline = Date.now() + 20_000
+  let last = processTicks(pid)
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const now = processTicks(pid)
+    if (now - last <= TICKS_PER_SECOND * 0.3 * 0.05) return
+    last = now
+  }
 }
 
 /** One autocannon run: each request picks a random target and a fresh value. */
@@ -146,35 +218,55 @@ export async function load (options: {
   /** The database whose backends serve the server, when it is PostgreSQL. */
   database: string | null
 }): Promise<LoadResult> {
-  const { operation, targets } = options
+  const { operation, targets, connections } = options
   const samples: string[] = []
+  await quiet(options.pid)
+  // Conditional requests: each project's last ETag, and never two requests on one project at once (operations.ts).
+  const tags = PER_CONNECTION.has(operation) ? await currentTags(options.url, targets) : null
+  if (tags && targets.length < 2 * connections) throw new Error(`${operation} needs two projects per connection: ${targets.length} for ${connections}`)
+  const busy = new Set<Target>()
   const sampler = new RssSampler(options.pid).start()
   const cpu = new CpuMeter([process.pid, options.pid], options.database)
   let result: autocannon.Result
   try {
     result = await autocannon({
       url: options.url,
-      connections: options.connections,
+      connections,
       duration: options.seconds,
       timeout: 10,
       requests: [{
-        setupRequest: (request) => {
-          const target = targets[Math.floor(Math.random() * targets.length)]!
-          const next = httpRequest(operation, target, randomRevision())
+        // The context is the request's own: autocannon hands the same object to its onResponse.
+        setupRequest: (request, context) => {
+          let target = targets[Math.floor(Math.random() * targets.length)]!
+          if (tags) {
+            while (busy.has(target)) target = targets[Math.floor(Math.random() * targets.length)]!
+            busy.add(target)
+            const own = context as { target?: Target }
+            own.target = target
+          }
+          const next = httpRequest(operation, target, randomRevision(), tags?.get(target.publicId))
           request.method = next.method
           request.path = next.path
           request.headers = next.headers
           request.body = next.body ?? ''
           return request
         },
-        onResponse: (status, body) => {
+        onResponse: (status, body, context, headers) => {
           if ((status < 200 || status > 299) && samples.length < 5) samples.push(`${status} ${body.slice(0, 300)}`)
+          const target = (context as { target?: Target }).target
+          // A 412 carries the current tag too: the next request recovers.
+          const etag = (headers as Record<string, string> | undefined)?.etag
+          if (tags && target) {
+            if (typeof etag === 'string') tags.set(target.publicId, etag)
+            busy.delete(target)
+          }
         }
       }]
     })
   } finally {
     sampler.stop()
   }
+  const { serverMs, backendsMs } = cpu.perRequest(result.requests.total)
   const statusCodes: Record<string, number> = {}
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0
   return {
@@ -191,6 +283,8 @@ export async function load (options: {
     statusCodes,
     samples,
     maxRssMb: sampler.max,
-    othersCpuPercent: cpu.othersPercent()
+    othersCpuPercent: cpu.othersPercent(),
+    serverCpuMs: serverMs,
+    backendCpuMs: backendsMs
   }
 }

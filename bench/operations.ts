@@ -5,17 +5,22 @@
 // same work.
 import { shortId } from '../src/ids.js'
 
-export type OperationName = 'update_name' | 'update_description' | 'update_description_mentions' | 'list_notifications' | 'get'
+export type OperationName = 'update_name' | 'update_name_if_match' | 'update_description' | 'update_description_mentions' | 'list_notifications' | 'get' | 'list_projects'
 
-export const OPERATIONS: readonly OperationName[] = ['update_name', 'update_description', 'update_description_mentions', 'list_notifications', 'get']
+export const OPERATIONS: readonly OperationName[] = ['update_name', 'update_name_if_match', 'update_description', 'update_description_mentions', 'list_notifications', 'get', 'list_projects']
+
+/** The operations measured again behind a simulated network delay (bench/proxy.ts). */
+export const DELAYED_OPERATIONS: readonly OperationName[] = ['update_name', 'update_description', 'get', 'list_projects']
 
 /** How the table names an operation. */
 export const LABELS: Record<OperationName, string> = {
   update_name: 'update_name',
+  update_name_if_match: 'update_name, If-Match',
   update_description: 'update_description',
   update_description_mentions: 'update_description (100 subscribers, 20 mentions)',
   list_notifications: 'notifications/list',
-  get: 'projects/get'
+  get: 'projects/get',
+  list_projects: 'projects/list (a page of 20)'
 }
 
 /**
@@ -29,20 +34,34 @@ export type TargetSet = 'normal' | 'notified' | 'readers'
 
 export const TARGET_SETS: Record<OperationName, TargetSet> = {
   update_name: 'normal',
+  update_name_if_match: 'normal',
   update_description: 'normal',
   update_description_mentions: 'notified',
   list_notifications: 'readers',
-  get: 'normal'
+  get: 'normal',
+  list_projects: 'normal'
 }
 
 /** Activities one request records: the mutations one each. */
 export const ACTIVITIES: Record<OperationName, number> = {
   update_name: 1,
+  update_name_if_match: 1,
   update_description: 1,
   update_description_mentions: 1,
   list_notifications: 0,
-  get: 0
+  get: 0,
+  list_projects: 0
 }
+
+/**
+ * Conditional renames (If-Match with the tag of the project's last answer), so that
+ * every request takes the success path. The HTTP run keeps each project's tag from
+ * the ETag of its last answer and never sends two requests on one project at once
+ * (a project is taken again only once its answer, and its new tag, are in). Each
+ * pgbench client renames only projects of its own (client k of N takes the targets
+ * k + 1, k + 1 + N, ...) and keeps their tags in the unlogged table bench_tags.
+ */
+export const PER_CONNECTION: ReadonlySet<OperationName> = new Set(['update_name_if_match'])
 
 /** A person of the project's company whom its new descriptions mention. */
 export interface Mention {
@@ -166,8 +185,8 @@ export interface HttpRequest {
 
 const BASE = '/api/external/v1'
 
-/** The request a client sends for this operation on this target. */
-export function httpRequest (operation: OperationName, target: Target, revision: number): HttpRequest {
+/** The request a client sends for this operation on this target; `etag` is the If-Match of a conditional one (the ETag header as it came). */
+export function httpRequest (operation: OperationName, target: Target, revision: number, etag?: string): HttpRequest {
   const authorization = `Bearer ${target.token}`
   switch (operation) {
     case 'get':
@@ -175,6 +194,17 @@ export function httpRequest (operation: OperationName, target: Target, revision:
     case 'list_notifications':
       // The first page at the default size, as a client opening the inbox asks for it.
       return { method: 'GET', path: `${BASE}/notifications/list`, headers: { authorization } }
+    case 'list_projects':
+      // The first page at the default size (20 whole projects of the person's company).
+      return { method: 'GET', path: `${BASE}/projects/list`, headers: { authorization } }
+    case 'update_name_if_match':
+      if (etag === undefined) throw new Error('a conditional rename needs the tag of the project\'s last answer')
+      return {
+        method: 'POST',
+        path: `${BASE}/projects/update_name`,
+        headers: { authorization, 'content-type': 'application/json', 'if-match': etag },
+        body: JSON.stringify({ project_id: target.publicId, name: newName(revision) })
+      }
     case 'update_name':
       return {
         method: 'POST',

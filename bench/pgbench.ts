@@ -9,14 +9,18 @@ import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import { CompiledQuery } from 'kysely'
+import type { Db } from '../src/db/index.js'
+import { findProject } from '../src/db/project-aggregate.js'
 import type { Capture, CapturedStatement } from './capture.js'
-import { NAME_PREFIX, REVISION_MARKER, TARGET_SETS, newDescription, newName, type OperationName, type Target } from './operations.js'
+import { NAME_PREFIX, PER_CONNECTION, REVISION_MARKER, TARGET_SETS, newDescription, newName, type OperationName, type Target } from './operations.js'
 
 const run = promisify(execFile)
 
 /** The values a request varies, by the pgbench variable that carries each; bench_targets has the first six as columns. */
-export function variableValues (target: Target, revision: number): Record<string, unknown> {
+export function variableValues (target: Target, revision: number, ifMatch?: string): Record<string, unknown> {
   return {
+    ...(ifMatch === undefined ? {} : { if_match: [ifMatch] }),
     project_id: target.projectId,
     public_id: target.publicId,
     person_id: target.personId,
@@ -118,7 +122,7 @@ export function statementLabel (sql: string): string {
   // `for update of "p"` is no write: an UPDATE names its table before SET.
   const writes = [...new Set([...sql.matchAll(/\bupdate\s+"?(\w+)"?(?:\s+as\s+"?\w+"?)?\s+set\b|\binsert\s+into\s+"?(\w+)"?/gi)]
     .map((m) => (m[1] ?? m[2])!))]
-  const read = names(/\b(?:from|join)\s+"?(\w+)"?(?!\s*\()/gi).filter((t) => !ctes.has(t))
+  const read = names(/\b(?:from|join)\s+"?(\w+)\b"?(?!\s*\()/gi).filter((t) => !ctes.has(t) && t.toLowerCase() !== 'lateral')
   if (read.length === 0 && writes.length === 0) return sql.trim().split(/\s+/)[0]!.toLowerCase()
   const list = (tables: string[]) => tables.length > 3 ? `${tables.slice(0, 3).join(', ')} and ${tables.length - 3} more` : tables.join(', ')
   return [read.length > 0 ? `reads ${list(read)}` : '', writes.length > 0 ? `writes ${list(writes)}` : ''].filter(Boolean).join('; ')
@@ -144,7 +148,8 @@ const VARIABLE_NAME = /^[A-Za-z0-9_]+$/
  * the replay returns none: a wrong digest or id cannot go unnoticed.
  */
 export function pgbenchScript (operation: OperationName, capture: Capture, target: Target, targets: number, verify = false): Script {
-  const values = variableValues(target, capture.revision)
+  const values = variableValues(target, capture.revision, capture.ifMatch)
+  const conditional = PER_CONNECTION.has(operation)
   const rewritten = capture.statements.map((s) => rewrite(s, values))
   const used = new Set(rewritten.flatMap((r) => [...r.variables]))
   const columns: string[] = []
@@ -154,22 +159,36 @@ export function pgbenchScript (operation: OperationName, capture: Capture, targe
   if (used.has('new_name')) columns.push(`${quote(NAME_PREFIX)} || :r::text AS new_name`)
   if (used.has('new_description')) columns.push(`replace(t.description, ${quote(REVISION_MARKER)}, :r::text) AS new_description`)
   const set = TARGET_SETS[operation]
+  if (used.has('if_match')) columns.push("'{' || g.tag || '}' AS if_match")
   const lines = [
     `-- ${operation}: ${capture.statements.length} statement(s) captured from the server, per-request values from bench_targets (${set})`,
-    `\\set n random(1, ${targets})`,
+    // A conditional rename: this client's own projects (client k of :clients takes k + 1, k + 1 + :clients, ...; -D clients=N).
+    ...(conditional
+      ? [`\\set k random(0, (${targets} - 1 - :client_id) / :clients)`, '\\set n 1 + :client_id + :clients * :k']
+      : [`\\set n random(1, ${targets})`]),
     '\\set r random(1, 1000000000)'
   ]
-  const commands = ['\\set n', '\\set r']
+  const commands = [...(conditional ? ['\\set k'] : []), '\\set n', '\\set r']
   if (columns.length > 0) {
-    lines.push(`SELECT ${columns.join(', ')} FROM bench_targets t WHERE t.kind = ${quote(set)} AND t.n = :n \\gset`)
-    commands.push('target lookup (bench_targets)')
+    const from = used.has('if_match') ? 'bench_targets t JOIN bench_tags g USING (kind, n)' : 'bench_targets t'
+    lines.push(`SELECT ${columns.join(', ')} FROM ${from} WHERE t.kind = ${quote(set)} AND t.n = :n \\gset`)
+    commands.push(used.has('if_match') ? 'target and tag lookup (bench_targets, bench_tags)' : 'target lookup (bench_targets)')
   }
   rewritten.forEach((r, i) => {
     const statement = capture.statements[i]!
-    const check = verify && statement.rows === 1 && statement.columns.every((c) => VARIABLE_NAME.test(c))
+    const names = statement.columns.every((c) => VARIABLE_NAME.test(c))
+    if (r.variables.has('if_match')) {
+      // The answer's tag is the one the project's next If-Match must carry.
+      if (!statement.columns.includes('etag') || !names) throw new Error(`${operation}: the statement with If-Match returns no etag column pgbench can read`)
+      lines.push(`${r.sql} \\gset m_`, `UPDATE bench_tags SET tag = :m_etag WHERE kind = ${quote(set)} AND n = :n;`)
+      commands.push(statementLabel(statement.sql), 'tag bookkeeping (bench_tags, unlogged)')
+      return
+    }
+    const check = verify && statement.rows === 1 && names
     lines.push(check ? `${r.sql} \\gset v${i + 1}_` : `${r.sql};`)
     commands.push(statementLabel(statement.sql))
   })
+  if (conditional && !used.has('if_match')) throw new Error(`${operation}: no captured parameter carries the If-Match tag`)
   const named = capture.statements.filter((st) => st.named).length
   const warnings = rewritten.flatMap((r) => r.warnings)
   // pgbench uses one protocol for a whole script: prepared as soon as the server named
@@ -227,6 +246,7 @@ async function pgbench (options: PgbenchOptions, file: string, args: string[], t
   try {
     const { stdout, stderr } = await run(options.binary, [
       '-n', '-M', options.protocol, '-c', String(options.clients), '-j', String(Math.min(options.threads, options.clients)),
+      '-D', `clients=${options.clients}`,
       ...args, '-f', file, options.url
     ], { maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs })
     return `${stdout}\n${stderr}`
@@ -253,4 +273,23 @@ export async function verifyScript (options: PgbenchOptions, file: string): Prom
 export async function runPgbench (options: PgbenchOptions, file: string, seconds: number): Promise<PgbenchResult> {
   const output = await pgbench(options, file, ['-r', '-T', String(seconds)], (seconds + 120) * 1000)
   return parsePgbench(output)
+}
+
+/**
+ * bench_tags: each target's current tag as its champion reads it, for the conditional
+ * rename's script (operations.ts, PER_CONNECTION). Unlogged, so that keeping it
+ * writes no WAL and forces no flush beside the replayed statement's own. Rebuilt
+ * before each run: the runs between change the projects.
+ */
+export async function writeBenchTags (db: Db, set: string, targets: readonly Target[]): Promise<void> {
+  await db.executeQuery(CompiledQuery.raw('CREATE UNLOGGED TABLE IF NOT EXISTS bench_tags (kind text NOT NULL, n int NOT NULL, tag text NOT NULL, PRIMARY KEY (kind, n))'))
+  const tags: string[] = []
+  for (const target of targets) {
+    const project = await findProject(db, target.projectId, target.personId)
+    if (!project) throw new Error(`bench_tags: ${target.publicId} is not visible to its champion`)
+    tags.push(project.etag)
+  }
+  await db.executeQuery(CompiledQuery.raw('DELETE FROM bench_tags WHERE kind = $1', [set]))
+  await db.executeQuery(CompiledQuery.raw(
+    'INSERT INTO bench_tags (kind, n, tag) SELECT $1, n, tag FROM unnest($2::text[]) WITH ORDINALITY AS x(tag, n)', [set, tags]))
 }

@@ -8,6 +8,7 @@ import type { LoadResult } from './load.js'
 import { LABELS, OPERATIONS, type OperationName } from './operations.js'
 import type { PgbenchResult, Script } from './pgbench.js'
 import type { DatasetSize } from './seed.js'
+import type { WebhookFigures } from './webhooks.js'
 
 export interface Machine {
   cpu: string
@@ -54,12 +55,30 @@ export interface Settings {
   embedded: { size: DatasetSize, seedSeconds: number } | null
   pgbench: string | null
   totalSeconds: number
+  /** The node flags the server ran with (npm run start:prod's). */
+  nodeFlags: readonly string[]
   /** The servers' RSS once ready, before any load. */
   idleRssMb: { postgres: number, embedded: number | null }
 }
 
+/** The runs with PostgreSQL behind the delaying proxy (bench/proxy.ts). */
+export interface Delayed {
+  delayMs: number
+  /** SELECT 1 on one connection, median, direct and through the proxy. */
+  roundTripMs: { direct: number, proxied: number }
+  results: LoadResult[]
+}
+
+/** The top statements by total execution time over the PostgreSQL runs, or why there are none. */
+export type StatementStats =
+  | { available: true, top: Array<{ calls: number, totalMs: number, meanMs: number, rows: number, query: string }> }
+  | { available: false, reason: string }
+
 export interface Figures {
   postgres: LoadResult[]
+  delayed: Delayed | null
+  statements: StatementStats
+  webhooks: WebhookFigures | null
   embedded: LoadResult[]
   pgbench: Map<string, PgbenchResult>
   /** pgbench in the protocol the server does not use, at the lowest connection count. */
@@ -103,7 +122,7 @@ function find (results: LoadResult[], operation: OperationName, connections: num
 
 function mainTable (figures: Figures, settings: Settings): { header: string[], rows: string[][] } {
   const withEmbedded = figures.embedded.length > 0
-  const header = ['operation', 'connections', 'server req/s', 'p50 ms', 'p99 ms', 'pgbench tps', 'server ÷ pgbench', 'server max RSS MB']
+  const header = ['operation', 'connections', 'server req/s', 'p50 ms', 'p99 ms', 'pgbench tps', 'server ÷ pgbench', 'server max RSS MB', 'server CPU ms/req', 'PostgreSQL CPU ms/req']
   if (withEmbedded) header.push('embedded req/s', 'embedded p50 ms', 'embedded p99 ms', 'embedded ÷ PostgreSQL', 'embedded max RSS MB')
   const rows: string[][] = []
   for (const operation of OPERATIONS) {
@@ -112,7 +131,7 @@ function mainTable (figures: Figures, settings: Settings): { header: string[], r
       const bench = figures.pgbench.get(pgbenchKey(operation, connections))
       const row = [
         LABELS[operation], String(connections), f(pg?.rps, 0), f(pg?.p50), f(pg?.p99), f(bench?.tps, 0),
-        pg && bench ? f(pg.rps / bench.tps, 2) : '–', f(pg?.maxRssMb, 0)
+        pg && bench ? f(pg.rps / bench.tps, 2) : '–', f(pg?.maxRssMb, 0), f(pg?.serverCpuMs, 2), f(pg?.backendCpuMs, 2)
       ]
       if (withEmbedded) {
         const em = find(figures.embedded, operation, connections)
@@ -179,12 +198,12 @@ function targets (figures: Figures, settings: Settings): string[] {
     return pg && bench ? { op, value: pg.rps / bench.tps } : null
   }).filter((x) => x !== null)
   if (ratios.length > 0) {
-    lines.push(`server ÷ pgbench ≥ 0.6 at ${high} connections: ` +
-      ratios.map((r) => `${LABELS[r.op]} ${f(r.value, 2)} (${verdict(r.value >= 0.6)})`).join(', '))
+    lines.push(`server ÷ pgbench ≥ 0.8 at ${high} connections: ` +
+      ratios.map((r) => `${LABELS[r.op]} ${f(r.value, 2)} (${verdict(r.value >= 0.8)})`).join(', '))
   }
-  lines.push(`p99 < 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
+  lines.push(`p99 ≤ 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
     const pg = find(figures.postgres, op, low)
-    return pg ? `${LABELS[op]} ${f(pg.p99)} ms (${verdict(pg.p99 < 25)})` : `${LABELS[op]} –`
+    return pg && pg.requests > 0 ? `${LABELS[op]} ${f(pg.p99)} ms (${verdict(pg.p99 <= 25)})` : `${LABELS[op]} – (no answer in the run)`
   }).join(', '))
   const sizes = figures.sizes.postgres
   const sizeLine = (['get', 'update_name'] as const).map((op) => {
@@ -199,7 +218,9 @@ function targets (figures: Figures, settings: Settings): string[] {
   })
   lines.push(`large p50 ≤ 2× small (PostgreSQL, ${low} connections): ${sizeLine.join('; ')}`)
   const rss = Math.max(...figures.postgres.map((r) => r.maxRssMb))
-  lines.push(`server RSS < 200 MB: at most ${f(rss, 0)} MB on PostgreSQL (${verdict(rss < 200)}; ${f(settings.idleRssMb.postgres, 0)} MB once ready, before any load)` +
+  const delayedRss = figures.delayed ? Math.max(...figures.delayed.results.map((r) => r.maxRssMb)) : null
+  lines.push(`server RSS ≤ 200 MB: at most ${f(rss, 0)} MB on PostgreSQL (${verdict(rss <= 200)}; ${f(settings.idleRssMb.postgres, 0)} MB once ready, before any load` +
+    (delayedRss === null ? '' : `; at most ${f(delayedRss, 0)} MB behind the delay`) + ')' +
     (figures.embedded.length > 0
       ? `; at most ${f(Math.max(...figures.embedded.map((r) => r.maxRssMb)), 0)} MB embedded (${f(settings.idleRssMb.embedded, 0)} MB before any load; the database runs inside the process)`
       : ''))
@@ -217,11 +238,91 @@ function targets (figures: Figures, settings: Settings): string[] {
   return lines
 }
 
+/** The delayed runs beside the direct ones. */
+function delayedTable (figures: Figures): { header: string[], rows: string[][] } | null {
+  const delayed = figures.delayed
+  if (!delayed) return null
+  const header = ['operation', 'connections', 'direct req/s', 'direct p50 ms', 'direct p99 ms',
+    `+${delayed.delayMs} ms req/s`, `+${delayed.delayMs} ms p50 ms`, `+${delayed.delayMs} ms p99 ms`, 'delayed ÷ direct req/s', 'delayed max RSS MB']
+  const rows = delayed.results.map((d) => {
+    const pg = find(figures.postgres, d.operation, d.connections)
+    return [LABELS[d.operation], String(d.connections), f(pg?.rps, 0), f(pg?.p50), f(pg?.p99), f(d.rps, 0), f(d.p50), f(d.p99),
+      pg ? f(d.rps / pg.rps, 2) : '–', f(d.maxRssMb, 0)]
+  })
+  return { header, rows }
+}
+
+function delayedIntro (delayed: Delayed): string {
+  return `PostgreSQL behind a TCP proxy (bench/proxy.ts, its own process) that holds every chunk ${delayed.delayMs} ms in each direction, ` +
+    `as a database across a network would: a \`SELECT 1\` round trip took ${f(delayed.roundTripMs.direct, 2)} ms direct and ` +
+    `${f(delayed.roundTripMs.proxied, 2)} ms through it (median of 200; the timers add a little to the delay asked for). ` +
+    'Each round trip a request makes to the database costs that much more; the server keeps DB_POOL_SIZE connections, so at most that many requests wait on the network at once.'
+}
+
+/** Where the time goes: CPU per request, and the top statements if pg_stat_statements is loaded. */
+function cpuLines (figures: Figures, settings: Settings): string[] {
+  const low = Math.min(...settings.connections)
+  const lines = ['CPU per request (the server\'s process from /proc/<pid>/stat, utime + stime, and the PostgreSQL backends serving the bench database, over each run, divided by its requests), ' +
+    `at ${low} connections: ` + OPERATIONS.map((op) => {
+    const r = find(figures.postgres, op, low)
+    return r ? `${LABELS[op]} server ${f(r.serverCpuMs, 2)} ms + PostgreSQL ${f(r.backendCpuMs, 2)} ms` : `${LABELS[op]} –`
+  }).join('; ') + '. On 2 cores, 2,000 ms of CPU a second is the ceiling for all of them together with the load generator.']
+  return lines
+}
+
+function statementLines (stats: StatementStats): string[] {
+  if (!stats.available) return [`Top statements: ${stats.reason}.`]
+  if (stats.top.length === 0) return ['Top statements: pg_stat_statements recorded none.']
+  return [
+    'Top statements over the PostgreSQL HTTP runs (pg_stat_statements, by total execution time):',
+    '',
+    table(['calls', 'total ms', 'mean ms', 'rows', 'statement'], stats.top.map((s) => [
+      String(s.calls), f(s.totalMs, 0), f(s.meanMs, 3), String(s.rows), `\`${s.query.replace(/\s+/g, ' ').slice(0, 140).replaceAll('|', '\\|').replaceAll('`', "'")}…\``
+    ]))
+  ]
+}
+
+function webhookLines (w: WebhookFigures | null): string[] {
+  if (!w) return ['Not run (--no-webhooks).']
+  const run = (r: { rps: number, p50: number, p99: number }) => `${f(r.rps, 0)} req/s, p50 ${f(r.p50, 0)} ms, p99 ${f(r.p99, 0)} ms`
+  return [
+    `bench/webhooks.ts on its own database (${w.projects} projects), the same build and flags:`,
+    '',
+    `- Mutation cost: update_name at 10 connections, ${w.durationS} s, mean of two runs each (A B B A): no endpoint ${run(w.rename.plain)}; ` +
+      `${w.endpoints} endpoints per company (the rename writes ${w.endpoints} deliveries and their jobs in its statement, the API not delivering) ${run(w.rename.subscribed)}, ` +
+      `${f((100 * w.rename.subscribed.rps) / w.rename.plain.rps, 0)} % of the throughput without. The statement alone, one at a time: ` +
+      `p50 ${f(w.statement.plain[0], 2)} ms / p99 ${f(w.statement.plain[1], 2)} ms without, p50 ${f(w.statement.subscribed[0], 2)} ms / p99 ${f(w.statement.subscribed[1], 2)} ms with ${w.endpoints} endpoints.`,
+    `- Delivery throughput: one worker process (WEBHOOKS_WORKER_CONCURRENCY ${w.concurrency}) to a local receiver answering 200 at once: ` +
+      `${w.delivery.deliveries} deliveries in ${f(w.delivery.seconds, 1)} s = ${f(w.delivery.perSecond, 0)} deliveries/s${w.delivery.drained ? '' : ' (not all arrived within 10 minutes)'}.`,
+    `- Commit to receiver: ${w.rate} renames/s × ${w.endpoints} endpoints for ${w.durationS} s, the API process delivering (${w.latency.renames} renames, ${w.latency.deliveries} deliveries): ` +
+      `p50 ${f(w.latency.p50, 0)} ms, p99 ${f(w.latency.p99, 0)} ms, max ${f(w.latency.max, 0)} ms (the receiver's clock at arrival minus the event's timestamp, the database's now() of the change).`
+  ]
+}
+
+/**
+ * The results section of the file this run replaces, to keep below this run's:
+ * its first `## Results of` section, headed as the previous run and its headings
+ * one level down. Null when the file has none.
+ */
+export function previousResults (markdown: string): string | null {
+  const start = markdown.search(/^## Results of /m)
+  if (start < 0) return null
+  const rest = markdown.slice(start)
+  const end = rest.search(/^## Previous results/m)
+  const section = (end < 0 ? rest : rest.slice(0, end)).trimEnd()
+  const [heading, ...body] = section.split('\n')
+  const when = heading!.replace(/^## Results of /, '')
+  return [`## Previous results: the run of ${when}`, '',
+    'The figures this run replaced, as that run wrote them (its machine and settings in its first lines).', '',
+    ...body.map((line) => (/^#{2,5} /.test(line) ? `#${line}` : line))].join('\n').trimEnd() + '\n'
+}
+
 function failures (figures: Figures): string[] {
   const lines: string[] = []
   const all = [
     ...figures.postgres.map((r) => ({ r, where: 'PostgreSQL' })),
     ...figures.embedded.map((r) => ({ r, where: 'embedded' })),
+    ...(figures.delayed?.results ?? []).map((r) => ({ r, where: `PostgreSQL +${figures.delayed!.delayMs} ms` })),
     ...figures.sizes.postgres.map((s) => ({ r: s.result, where: `PostgreSQL ${s.set}` })),
     ...figures.sizes.embedded.map((s) => ({ r: s.result, where: `embedded ${s.set}` }))
   ]
@@ -284,7 +385,9 @@ How to run: \`npm run bench\` (PostgreSQL at \`DATABASE_URL\`, else postgres://p
 the bench recreates the database \`projects_bench\` there and leaves it in place afterwards).
 It builds (\`npm run build\`), seeds, captures the SQL the server sends, drives \`node dist/src/server.js\` with
 autocannon, replays the captured SQL with pgbench, does the same HTTP runs on the embedded database (PGlite),
-and rewrites this file. The default run takes about six minutes on 2 cores.
+runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
+runs bench/webhooks.ts, and rewrites this file, keeping the previous run's figures below this one's.
+The default run takes about ten minutes on 2 cores.
 
 | option | default | meaning |
 | --- | --- | --- |
@@ -297,11 +400,15 @@ and rewrites this file. The default run takes about six minutes on 2 cores.
 | \`BENCH_PROJECTS\` | 1000 | normal projects (PostgreSQL) |
 | \`BENCH_EMBEDDED_PROJECTS\` | 1000 | normal projects (embedded) |
 | \`BENCH_PGBENCH\` | pgbench | the pgbench binary; the pgbench columns stay empty when it is missing |
+| \`BENCH_DELAY_MS\` | 1 | the simulated network delay each way between the server and PostgreSQL in the delayed runs |
+| \`BENCH_WEBHOOK_*\` | | the webhook part's settings (see bench/webhooks.ts) |
 | \`--embedded\` / \`--no-embedded\` | on | include the embedded (PGlite) runs |
 | \`--no-build\` | | skip \`npm run build\` (measures whatever dist/ holds) |
 | \`--keep\` | | keep the temporary directory (pgbench scripts, server logs, PGlite data) |
 | \`--drop\` | | drop \`projects_bench\` at the end |
 | \`--cpu-prof\` | | run the server with \`--cpu-prof\` and keep the profiles |
+| \`--no-delay\` | | skip the runs behind the simulated network delay |
+| \`--no-webhooks\` | | skip the webhook figures |
 
 Nothing here is asserted: the targets are printed beside the figures.
 `
@@ -313,6 +420,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const targetLines = targets(figures, settings)
   const failureLines = failures(figures)
   const low = Math.min(...settings.connections)
+  const delayed = delayedTable(figures)
 
   const text = [
     '',
@@ -325,6 +433,14 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       ? ['', `pgbench at ${low} clients, unnamed statements (-M extended) vs named (-M prepared); the server's protocol marked *: ` +
           protocolRows(figures, low).map((r) => `${r[0]} ${r[1]} vs ${r[2]} tps`).join(', ')]
       : []),
+    ...(delayed ? ['', `Behind a simulated network delay (${figures.delayed!.delayMs} ms each way; SELECT 1 round trip ${f(figures.delayed!.roundTripMs.direct, 2)} ms direct, ${f(figures.delayed!.roundTripMs.proxied, 2)} ms through the proxy):`, textTable(delayed.header, delayed.rows)] : []),
+    '',
+    ...cpuLines(figures, settings),
+    ...statementLines(figures.statements).filter((l) => !l.startsWith('|') && l !== ''),
+    ...(figures.statements.available ? [textTable(['calls', 'total ms', 'mean ms', 'rows', 'statement'], figures.statements.top.map((t) => [String(t.calls), f(t.totalMs, 0), f(t.meanMs, 3), String(t.rows), t.query.replace(/\s+/g, ' ').slice(0, 80)]))] : []),
+    '',
+    'Webhooks:',
+    ...webhookLines(figures.webhooks).filter((l) => l !== ''),
     '',
     'Targets (not assertions):',
     ...targetLines.map((l) => `  - ${l}`),
@@ -341,7 +457,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       (m.pglite ? `; PGlite ${m.pglite}` : ''),
     `- Settings: ${settings.durationS} s per run (${settings.shortDurationS} s small vs large, ${settings.warmupS} s warm-up per operation), ` +
       `connections ${settings.connections.join(' and ')}, server DB_POOL_SIZE ${settings.poolSize} (${settings.poolSizeWhy}), ` +
-      `rate limit off, LOG_LEVEL=warn, NODE_ENV=production; pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
+      `rate limit off, LOG_LEVEL=warn, NODE_ENV=production, \`node ${settings.nodeFlags.join(' ')}\` (npm run start:prod's flags); pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
       `the whole bench took ${Math.round(settings.totalSeconds)} s`,
     othersLine(figures),
     `- Dataset (PostgreSQL, seeded in ${f(settings.seedSeconds, 1)} s including tokens): ${sizeLine(settings.size)}. ` +
@@ -355,7 +471,11 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       `the description mentioning ${settings.size.mentions} people of the company: a quarter \`mentioned\` subscribers, a quarter other subscribers, ` +
       'half not on the list, who become `mentioned` subscribers at the project\'s first change; the mentions stay the same, so every change after the first ' +
       `notifies the same ${figures.captures.update_description_mentions.notified} people and the list stops growing. ` +
-      `${LABELS.list_notifications}: a random reader asks for the first page at the default size; nothing notifies readers during the run, so their inbox keeps its size.`,
+      `${LABELS.list_notifications}: a random reader asks for the first page at the default size; nothing notifies readers during the run, so their inbox keeps its size. ` +
+      `${LABELS.list_projects}: a random champion asks for the first page at the default size, 20 whole projects of their company. ` +
+      `${LABELS.update_name_if_match}: a rename with \`If-Match\` carrying the project's current tag, so every one succeeds: a random project of the normal set that no other request is renaming at that moment, ` +
+      'with the ETag of its last answer (read with projects/get before the run, then taken from each answer); ' +
+      'each pgbench client renames only projects of its own (the k-th of N clients the k-th, (k + N)-th, ...) and keeps their tags in an unlogged table `bench_tags`, one extra statement per transaction.',
     '',
     table(main.header, main.rows),
     '',
@@ -368,6 +488,19 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     'The 5 large projects take all the updates of their run, so rows are locked against each other more often than across 1,000; ' +
       'the "same contention" row spreads the same load over 5 normal projects to tell size from contention.',
+    '',
+    ...(delayed && figures.delayed
+      ? [`### Behind a simulated network delay (${figures.delayed.delayMs} ms each way)`, '', delayedIntro(figures.delayed), '', table(delayed.header, delayed.rows), '']
+      : ['### Behind a simulated network delay', '', 'Not run (--no-delay).', '']),
+    '### Where the time goes',
+    '',
+    ...cpuLines(figures, settings),
+    '',
+    ...statementLines(figures.statements),
+    '',
+    '### Webhooks',
+    '',
+    ...webhookLines(figures.webhooks),
     '',
     '### Targets (not assertions)',
     '',

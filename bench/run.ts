@@ -1,7 +1,9 @@
 // npm run bench: builds, seeds a realistic dataset into PostgreSQL, captures the SQL
 // the server sends for each operation, drives the production build with autocannon,
-// replays the captured SQL with pgbench for PostgreSQL's own ceiling, does the same
-// HTTP runs on the embedded database (PGlite), and writes bench/RESULTS.md.
+// replays the captured SQL with pgbench for PostgreSQL's own ceiling, runs the main
+// operations again with PostgreSQL behind a delaying proxy (bench/proxy.ts), does the
+// same HTTP runs on the embedded database (PGlite), measures webhooks
+// (bench/webhooks.ts), and writes bench/RESULTS.md, the previous run's figures kept below.
 //
 // Options (environment):
 //   DATABASE_URL            PostgreSQL server to use; the bench (re)creates the database
@@ -15,15 +17,19 @@
 //   BENCH_PROJECTS          normal projects on PostgreSQL (default 1000)
 //   BENCH_EMBEDDED_PROJECTS normal projects on the embedded database (default 1000)
 //   BENCH_PGBENCH           pgbench binary (default pgbench)
+//   BENCH_DELAY_MS          the simulated network delay each way between the server and
+//                           PostgreSQL for the delayed runs (default 1; bench/proxy.ts)
 // Flags (npm run bench -- <flags>):
 //   --embedded / --no-embedded  include the embedded runs (default: included)
 //   --no-build                  skip npm run build
 //   --keep                      keep the temporary directory (scripts, logs, PGlite data)
 //   --drop                      drop projects_bench at the end
 //   --cpu-prof                  run the servers with --cpu-prof; profiles stay in the kept directory
-//   --no-webhooks               skip bench/webhooks.ts (printed at the end, not in RESULTS.md)
+//   --no-delay                  skip the runs behind the simulated network delay
+//   --no-webhooks               skip bench/webhooks.ts (its figures go into RESULTS.md)
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -34,12 +40,13 @@ import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
-import { load, startServer, type LoadResult, type Server } from './load.js'
-import { ACTIVITIES, OPERATIONS, LABELS, TARGET_SETS, type OperationName, type Target, type TargetSet } from './operations.js'
-import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
-import { machine, pgbenchKey, render, type Figures, type SizeRun } from './report.js'
+import { load, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
+import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, type OperationName, type Target, type TargetSet } from './operations.js'
+import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
+import { spawnProxy } from './proxy.js'
+import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats } from './report.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
-import { webhookBench, webhookBenchOptions } from './webhooks.js'
+import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
@@ -64,7 +71,7 @@ function positive (name: string, fallback: number): number {
 
 const flags = new Set(process.argv.slice(2))
 for (const flag of flags) {
-  if (!['--embedded', '--no-embedded', '--no-build', '--keep', '--drop', '--cpu-prof', '--no-webhooks'].includes(flag)) {
+  if (!['--embedded', '--no-embedded', '--no-build', '--keep', '--drop', '--cpu-prof', '--no-webhooks', '--no-delay'].includes(flag)) {
     throw new Error(`unknown flag ${flag}; see the header of bench/run.ts`)
   }
 }
@@ -78,6 +85,9 @@ const options = {
   projects: Math.round(positive('BENCH_PROJECTS', DEFAULT_SIZE.projects)),
   embeddedProjects: Math.round(positive('BENCH_EMBEDDED_PROJECTS', DEFAULT_SIZE.projects)),
   pgbench: process.env.BENCH_PGBENCH || 'pgbench',
+  delayMs: positive('BENCH_DELAY_MS', 1),
+  delay: !flags.has('--no-delay'),
+  webhooks: !flags.has('--no-webhooks'),
   embedded: !flags.has('--no-embedded'),
   build: !flags.has('--no-build'),
   keep: flags.has('--keep') || flags.has('--cpu-prof'),
@@ -95,6 +105,7 @@ function step (message: string): void {
 
 function describe (r: LoadResult): string {
   return `${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max RSS ${r.maxRssMb.toFixed(0)} MB` +
+    (r.serverCpuMs === null ? '' : `, CPU per request: server ${r.serverCpuMs.toFixed(2)} ms` + (r.backendCpuMs === null ? '' : `, PostgreSQL ${r.backendCpuMs.toFixed(2)} ms`)) +
     (r.othersCpuPercent === null ? '' : `, other processes ${r.othersCpuPercent.toFixed(0)}% of the CPU`) +
     (r.non2xx > 0 || r.errors > 0 ? `, ${r.non2xx} non-2xx, ${r.errors} errors ${JSON.stringify(r.statusCodes)} ${r.samples.join(' | ')}` : '')
 }
@@ -128,19 +139,77 @@ async function dropDatabase (url: string): Promise<void> {
   }
 }
 
+/** The round trip of `SELECT 1` on one connection, median of 200, in ms. */
+async function roundTripMs (url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const times: number[] = []
+    for (let i = 0; i < 200; i++) {
+      const t0 = performance.now()
+      await client.query('SELECT 1')
+      times.push(performance.now() - t0)
+    }
+    return times.sort((a, b) => a - b)[100]!
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * pg_stat_statements in the bench database, when the server loads it
+ * (shared_preload_libraries; the bench never changes that setting): reset before the
+ * PostgreSQL runs, read after. Otherwise the reason it is not there.
+ */
+async function statementStats (url: string, action: 'reset' | 'read'): Promise<StatementStats> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows: [preload] } = await client.query<{ v: string }>("SELECT current_setting('shared_preload_libraries') AS v")
+    if (!preload!.v.split(',').map((l) => l.trim()).includes('pg_stat_statements')) {
+      return { available: false, reason: `pg_stat_statements is not loaded (shared_preload_libraries = '${preload!.v}'); loading it needs a restart of PostgreSQL, which the bench does not do` }
+    }
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    if (action === 'reset') {
+      await client.query('SELECT pg_stat_statements_reset()')
+      return { available: true, top: [] }
+    }
+    const { rows } = await client.query<{ calls: string, total: number, mean: number, rows: string, query: string }>(
+      `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, rows, query FROM pg_stat_statements
+       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+       ORDER BY total_exec_time DESC LIMIT 8`)
+    return { available: true, top: rows.map((r) => ({ calls: Number(r.calls), totalMs: r.total, meanMs: r.mean, rows: Number(r.rows), query: r.query })) }
+  } catch (error) {
+    return { available: false, reason: `pg_stat_statements could not be read: ${(error as Error).message}` }
+  } finally {
+    await client.end()
+  }
+}
+
+/** bench_tags anew, for a conditional pgbench run: the runs before changed the projects. */
+async function refreshTags (url: string, targets: readonly Target[]): Promise<void> {
+  const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url, DB_POOL_SIZE: '1', DB_STATEMENT_TIMEOUT_MS: '10000' })))
+  try {
+    await writeBenchTags(db, 'normal', targets)
+  } finally {
+    await db.destroy()
+  }
+}
+
 async function count (db: Db, table: string): Promise<number> {
   const result = await db.executeQuery<{ n: string }>(CompiledQuery.raw(`SELECT count(*) AS n FROM ${table}`))
   return Number(result.rows[0]!.n)
 }
 
-/** Warm-up, the measured runs at each connection count, then the small-vs-large runs. */
-async function drive (server: Server, dataset: Dataset, where: string, database: string | null): Promise<{ results: LoadResult[], sizes: SizeRun[] }> {
+/** Warm-up, the measured runs at each connection count, then (sizes) the small-vs-large runs. */
+async function drive (server: Server, dataset: Dataset, where: string, database: string | null,
+  operations: readonly OperationName[] = OPERATIONS, withSizes = true): Promise<{ results: LoadResult[], sizes: SizeRun[] }> {
   const { normal, large } = dataset
-  for (const operation of OPERATIONS) {
+  for (const operation of operations) {
     await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections: 10, seconds: options.warmup, database })
   }
   const results: LoadResult[] = []
-  for (const operation of OPERATIONS) {
+  for (const operation of operations) {
     const targets = dataset[TARGET_SETS[operation]]
     for (const connections of options.connections) {
       step(`${where}: ${LABELS[operation]} at ${connections} connections for ${options.duration} s`)
@@ -150,7 +219,7 @@ async function drive (server: Server, dataset: Dataset, where: string, database:
     }
   }
   const sizes: SizeRun[] = []
-  if (large.length > 0) {
+  if (withSizes && large.length > 0) {
     // Five normal projects spread over the companies, to match the large set's contention.
     const few = Array.from({ length: large.length }, (_, i) => normal[(Math.floor((i * normal.length) / large.length) + i) % normal.length]!)
     const runs: Array<[OperationName, SizeRun['set'], Target[]]> = [
@@ -220,6 +289,8 @@ async function main (): Promise<void> {
       if (!pgbenchAvailable) {
         step(`${options.pgbench} is not available: no pgbench columns`)
       } else {
+        // The capture renamed projects: the tags the conditional script starts from, anew.
+        await writeBenchTags(db, 'normal', dataset.normal)
         for (const operation of OPERATIONS) {
           const check = pgbenchScript(operation, captures[operation], first(operation), sets[TARGET_SETS[operation]].length, true)
           const file = await writeScript(tmp, `${operation}-verify`, check)
@@ -239,7 +310,8 @@ async function main (): Promise<void> {
       await db.destroy()
     }
 
-    step(`starting the server on PostgreSQL (DB_POOL_SIZE ${options.poolSize})`)
+    const statsBefore = await statementStats(benchUrl, 'reset')
+    step(`starting the server on PostgreSQL (DB_POOL_SIZE ${options.poolSize}, node ${PRODUCTION_NODE_FLAGS.join(' ')})`)
     const pgServer = await startServer({
       entry,
       logFile: path.join(tmp, 'server-postgres.log'),
@@ -252,6 +324,34 @@ async function main (): Promise<void> {
     step(`  ready; RSS ${pgServer.idleRssMb.toFixed(0)} MB before any load`)
     const postgres = await drive(pgServer, dataset, 'PostgreSQL', DATABASE)
     await pgServer.stop()
+    const statements = statsBefore.available ? await statementStats(benchUrl, 'read') : statsBefore
+    step(statements.available ? `pg_stat_statements: ${statements.top.length} statements read` : statements.reason)
+
+    // The same server with PostgreSQL behind a simulated network delay (bench/proxy.ts).
+    let delayed: Delayed | null = null
+    if (options.delay) {
+      const target = new URL(benchUrl)
+      const proxy = await spawnProxy(options.delayMs, target.hostname, Number(target.port || 5432))
+      try {
+        const proxied = new URL(benchUrl)
+        proxied.hostname = '127.0.0.1'
+        proxied.port = String(proxy.port)
+        const direct = await roundTripMs(benchUrl)
+        const through = await roundTripMs(proxied.toString())
+        step(`proxy: ${options.delayMs} ms each way; SELECT 1 round trip ${direct.toFixed(2)} ms direct, ${through.toFixed(2)} ms through the proxy`)
+        const server = await startServer({
+          entry,
+          logFile: path.join(tmp, 'server-delayed.log'),
+          env: { ...serverEnv(options.poolSize), DATABASE_URL: proxied.toString() }
+        })
+        servers.push(server)
+        const run = await drive(server, dataset, `PostgreSQL +${options.delayMs} ms each way`, DATABASE, DELAYED_OPERATIONS, false)
+        await server.stop()
+        delayed = { delayMs: options.delayMs, roundTripMs: { direct, proxied: through }, results: run.results }
+      } finally {
+        await proxy.stop()
+      }
+    }
 
     const pgbench = new Map<string, PgbenchResult>()
     if (pgbenchAvailable) {
@@ -259,6 +359,7 @@ async function main (): Promise<void> {
         for (const clients of options.connections) {
           step(`pgbench: ${LABELS[operation]} at ${clients} clients for ${options.duration} s`)
           try {
+            if (PER_CONNECTION.has(operation)) await refreshTags(benchUrl, dataset.normal)
             const result = await runPgbench(pgbenchOptions(clients, scripts[operation].protocol), files[operation], options.duration)
             pgbench.set(pgbenchKey(operation, clients), result)
             step(`  ${result.tps.toFixed(0)} tps, latency ${result.latencyMs} ms${result.failed > 0 ? `, ${result.failed} failed` : ''}`)
@@ -278,6 +379,7 @@ async function main (): Promise<void> {
         const protocol: Protocol = scripts[operation].protocol === 'prepared' ? 'extended' : 'prepared'
         step(`pgbench -M ${protocol}: ${LABELS[operation]} at ${SIZE_CONNECTIONS} clients for ${options.duration} s`)
         try {
+          if (PER_CONNECTION.has(operation)) await refreshTags(benchUrl, dataset.normal)
           const result = await runPgbench(pgbenchOptions(SIZE_CONNECTIONS, protocol), files[operation], options.duration)
           otherProtocol.set(operation, result)
           step(`  ${result.tps.toFixed(0)} tps, latency ${result.latencyMs} ms${result.failed > 0 ? `, ${result.failed} failed` : ''}`)
@@ -330,8 +432,17 @@ async function main (): Promise<void> {
       await emServer.stop()
     }
 
+    let webhooks: WebhookFigures | null = null
+    if (options.webhooks) {
+      step('webhooks (bench/webhooks.ts)')
+      webhooks = (await webhookBench({ ...webhookBenchOptions(), url: options.url, duration: options.duration, build: false })).figures
+    }
+
     const figures: Figures = {
       postgres: postgres.results,
+      delayed,
+      statements,
+      webhooks,
       embedded: embedded.results,
       pgbench,
       otherProtocol,
@@ -353,14 +464,14 @@ async function main (): Promise<void> {
       embedded: embeddedSettings,
       pgbench: pgbenchAvailable ? options.pgbench : null,
       totalSeconds: (performance.now() - started) / 1000,
+      nodeFlags: PRODUCTION_NODE_FLAGS,
       idleRssMb: { postgres: pgServer.idleRssMb, embedded: embeddedIdleRss }
     }, machine(postgresVersion, pgliteVersion))
     process.stdout.write(text)
-    await writeFile(RESULTS, markdown)
+    // This run's figures first, the previous run's below them.
+    const previous = existsSync(RESULTS) ? previousResults(await readFile(RESULTS, 'utf8')) : null
+    await writeFile(RESULTS, markdown + (previous ? `\n${previous}` : ''))
     step(`wrote ${path.relative(ROOT, RESULTS)}`)
-    if (!flags.has('--no-webhooks')) {
-      process.stdout.write(`\nWebhooks\n${await webhookBench({ ...webhookBenchOptions(), url: options.url, duration: options.duration, build: false })}`)
-    }
   } finally {
     for (const server of servers) await server.stop()
     if (options.drop) {

@@ -9,8 +9,8 @@
 //  3. commit-to-receiver latency under a steady rate of renames, the API process
 //     delivering (the default): the receiver's clock at arrival minus the event's
 //     timestamp (the database's now() of the change's transaction), p50 and p99.
-// Prints the figures; writes nothing. Run alone (npm run bench:webhooks) or at
-// the end of npm run bench.
+// Prints the figures; writes nothing itself. Run alone (npm run bench:webhooks) or
+// within npm run bench, which puts them into bench/RESULTS.md.
 //
 // Options (environment):
 //   DATABASE_URL                PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres);
@@ -44,6 +44,23 @@ import { DEFAULT_SIZE, seedDataset } from './seed.js'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DATABASE = 'projects_bench_webhooks'
 const ENDPOINTS = 3
+
+/** Latency and throughput of one autocannon run. */
+export interface RunFigures { rps: number, p50: number, p99: number }
+
+export interface WebhookFigures {
+  endpoints: number
+  durationS: number
+  projects: number
+  concurrency: number
+  rate: number
+  /** update_name at 10 connections, mean of two runs each. */
+  rename: { plain: RunFigures, subscribed: RunFigures }
+  /** The rename's statement alone, one at a time: p50 and p99 in ms. */
+  statement: { plain: [number, number], subscribed: [number, number] }
+  delivery: { deliveries: number, seconds: number, perSecond: number, drained: boolean }
+  latency: { renames: number, deliveries: number, p50: number, p99: number, max: number }
+}
 
 export interface WebhookBenchOptions {
   url: string
@@ -151,7 +168,8 @@ function describe (r: LoadResult): string {
   return `${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms` + (r.non2xx + r.errors > 0 ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : '')
 }
 
-export async function webhookBench (options: WebhookBenchOptions): Promise<string> {
+export async function webhookBench (options: WebhookBenchOptions): Promise<{ text: string, figures: WebhookFigures }> {
+  const figures = { endpoints: ENDPOINTS, durationS: options.duration, projects: options.projects, concurrency: options.concurrency, rate: options.rate } as WebhookFigures
   if (options.build) {
     step('npm run build')
     if (spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed')
@@ -206,6 +224,8 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<strin
         runs[which].push(await run(which === 'plain' ? 'no endpoint' : `${ENDPOINTS} endpoints per company`))
       }
       const mean = (rs: LoadResult[], key: 'rps' | 'p50' | 'p99') => rs.reduce((sum, r) => sum + r[key], 0) / rs.length
+      const means = (rs: LoadResult[]): RunFigures => ({ rps: mean(rs, 'rps'), p50: mean(rs, 'p50'), p99: mean(rs, 'p99') })
+      figures.rename = { plain: means(runs.plain), subscribed: means(runs.subscribed) }
       say(`  mean of two runs each: no endpoint ${mean(runs.plain, 'rps').toFixed(0)} req/s (p50 ${mean(runs.plain, 'p50').toFixed(0)} ms, p99 ${mean(runs.plain, 'p99').toFixed(0)} ms); ` +
         `${ENDPOINTS} endpoints ${mean(runs.subscribed, 'rps').toFixed(0)} req/s (p50 ${mean(runs.subscribed, 'p50').toFixed(0)} ms, p99 ${mean(runs.subscribed, 'p99').toFixed(0)} ms), ` +
         `${(100 * mean(runs.subscribed, 'rps') / mean(runs.plain, 'rps')).toFixed(0)}% of the throughput without`)
@@ -230,6 +250,10 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<strin
       }
       for (const which of ['plain', 'subscribed'] as const) statements[which].sort((a, b) => a - b)
       const ms = (xs: number[], p: number) => percentile(xs, p).toFixed(2)
+      figures.statement = {
+        plain: [percentile(statements.plain, 50), percentile(statements.plain, 99)],
+        subscribed: [percentile(statements.subscribed, 50), percentile(statements.subscribed, 99)]
+      }
       say(`the rename's statement alone, one at a time, 1,000 each: no endpoint p50 ${ms(statements.plain, 50)} ms, p99 ${ms(statements.plain, 99)} ms; ` +
         `${ENDPOINTS} endpoints p50 ${ms(statements.subscribed, 50)} ms, p99 ${ms(statements.subscribed, 99)} ms ` +
         `(+${(percentile(statements.subscribed, 50) - percentile(statements.plain, 50)).toFixed(2)} ms at the median)`)
@@ -252,6 +276,7 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<strin
       const drained = await waitUntil(() => hooks.arrivals.length >= backlog, 600_000)
       const arrivals = hooks.arrivals.slice(0, backlog)
       const span = (arrivals.at(-1)!.at - arrivals[0]!.at) / 1000
+      figures.delivery = { deliveries: backlog, seconds: span, perSecond: backlog / span, drained }
       say(`delivery throughput, one worker process, concurrency ${options.concurrency}: ${backlog} deliveries in ${span.toFixed(1)} s = ${(backlog / span).toFixed(0)} deliveries/s${drained ? '' : ' (not all arrived within 10 min)'}`)
       const ids = new Set(arrivals.map((a) => a.id))
       say(`  ${arrivals.length} requests for ${ids.size} events × ${ENDPOINTS} endpoints; ${await count(db, "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'")} left pending`)
@@ -269,6 +294,7 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<strin
       const expected = ok * ENDPOINTS
       await waitUntil(() => hooks.arrivals.length - before >= expected, 120_000)
       const latencies = hooks.arrivals.slice(before).map((a) => a.at - a.committedAt).sort((a, b) => a - b)
+      figures.latency = { renames: sent, deliveries: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN }
       say(`commit to receiver, API process delivering, ${options.rate} renames/s × ${ENDPOINTS} endpoints for ${options.duration} s (${sent} renames, ${latencies.length} deliveries): ` +
         `p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms`)
       await delivering.stop()
@@ -281,11 +307,11 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<strin
     await admin(options.url, (c) => c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)).catch(() => {})
     await rm(tmp, { recursive: true, force: true })
   }
-  return lines.join('\n') + '\n'
+  return { text: lines.join('\n') + '\n', figures }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  webhookBench(webhookBenchOptions()).then((text) => {
+  webhookBench(webhookBenchOptions()).then(({ text }) => {
     process.stdout.write(`\nWebhooks\n${text}`)
   }).catch((error: unknown) => {
     process.stderr.write(`webhook bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)

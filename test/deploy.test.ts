@@ -3,6 +3,7 @@
 // compose stack starts the API and the webhook worker only after a healthy
 // PostgreSQL and a finished migration. (Building the image needs a Docker engine; this checks what can
 // drift without one.)
+import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
@@ -28,7 +29,7 @@ t.test('the Dockerfile builds with tsc and runs the emitted server as a non-root
   t.match(runtime, /^USER node$/m)
   t.notMatch(runtime, /COPY (src|test|bench)\b/, 'no sources in the runtime stage')
   t.match(runtime, /HEALTHCHECK .*[\s\S]*\/health\/ready/)
-  t.match(runtime, /CMD \["node", "dist\/src\/server\.js"\]/)
+  t.match(runtime, /^CMD \["node", (?:"--[\w-]+=\w+", )*"dist\/src\/server\.js"\]$/m)
   for (const [, source] of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
     for (const file of source!.split(' ')) t.ok(existsSync(`${root}/${file}`), `${file} exists`)
   }
@@ -118,4 +119,29 @@ t.test('the embedded database lives in a declared volume, and docker stop outlas
   }
   const grace = Number(/^(\d+)s$/.exec(compose.services.api.stop_grace_period)?.[1])
   t.ok(grace > shutdownSeconds, 'compose gives the API more than the shutdown deadline')
+})
+
+// The server's V8 flags keep its resident memory under 200 MB under the bench's load
+// (bench/RESULTS.md) by collecting garbage sooner, never by capping the heap: a cap
+// would crash the process under many large bodies at once.
+t.test('the image and npm run start:prod start the server with the same memory flags, and none caps the heap', async (t) => {
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
+  const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(runtime)![1]!) as string[]
+  const flags = cmd.slice(1, -1)
+  t.same(flags, ['--max-semi-space-size=8', '--heap-growing-percent=50'])
+  t.equal(pkg.scripts['start:prod'], `node ${flags.join(' ')} dist/src/server.js`, 'what npm run start:prod runs')
+  t.notOk(compose.services.api.command, 'compose runs the image\'s CMD')
+  for (const flag of flags) t.notMatch(flag, /max-old-space|max-heap-size|initial-heap|stack-size/, `${flag} is no heap limit`)
+  // This Node.js takes the flags, and the heap's limit with them is the one without.
+  const limit = (args: string[]) => {
+    const run = spawnSync(process.execPath, [...args, '-e', 'process.stdout.write(String(require("v8").getHeapStatistics().heap_size_limit))'], { encoding: 'utf8' })
+    t.equal(run.status, 0, `node ${args.join(' ')} starts: ${run.stderr}`)
+    return Number(run.stdout)
+  }
+  const plain = limit([])
+  const tuned = limit(flags)
+  t.ok(plain > 0)
+  // The young generation is part of the limit: smaller semi-spaces lower it by their
+  // difference (16 MB × 3 against 8 MB × 3), nothing more.
+  t.ok(tuned >= plain - 3 * 16 * 2 ** 20, `heap limit ${tuned} against ${plain} without the flags`)
 })
