@@ -47,6 +47,7 @@ import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats } from './report.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
+import { positive } from './options.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
@@ -60,14 +61,6 @@ const DATABASE = 'projects_bench'
 // gave no more throughput but a worse p99 at 50 connections.
 const DEFAULT_POOL_SIZE = 8
 const POOL_SIZE_WHY = 'about 4 per core: enough to overlap the round trips and WAL flushes, few enough that 2 cores do not queue backends'
-
-function positive (name: string, fallback: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not ${JSON.stringify(raw)}`)
-  return value
-}
 
 const flags = new Set(process.argv.slice(2))
 for (const flag of flags) {

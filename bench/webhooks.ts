@@ -40,6 +40,7 @@ import { launchServer, type ServerProcess } from '../test/launch.js'
 import { load, startServer, type LoadResult } from './load.js'
 import { httpRequest, randomRevision, type Target } from './operations.js'
 import { DEFAULT_SIZE, seedDataset } from './seed.js'
+import { positive } from './options.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DATABASE = 'projects_bench_webhooks'
@@ -70,14 +71,6 @@ export interface WebhookBenchOptions {
   rate: number
   concurrency: number
   build: boolean
-}
-
-function positive (name: string, fallback: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not ${JSON.stringify(raw)}`)
-  return value
 }
 
 export function webhookBenchOptions (): WebhookBenchOptions {
