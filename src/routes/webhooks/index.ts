@@ -82,8 +82,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
       throw error
     }
     const secret = newWebhookSecret()
-    const webhook = done(await createWebhook(fastify.db, {
-      personId: request.caller.personId,
+    const webhook = done(await createWebhook(fastify.db, request.caller, {
       url: url.href,
       events: body.events ?? [...WEBHOOK_EVENTS],
       description: body.description ?? '',
@@ -102,7 +101,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
       querystring: ListWebhooksQuerySchema,
       response: { 200: WebhookListResponseSchema, ...query, 404: NOTHING }
     }
-  }, async (request) => ({ webhooks: done(await listWebhooks(fastify.db, request.caller.personId)).map(toWebhook) }))
+  }, async (request) => ({ webhooks: done(await listWebhooks(fastify.db, request.caller)).map(toWebhook) }))
 
   fastify.post('/delete', {
     schema: {
@@ -116,7 +115,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
       response: { 200: DeletedResponseSchema, ...mutation, 400: invalidExample('/id', 'must not be blank') }
     }
   }, async (request) => {
-    done(await deleteWebhook(fastify.db, request.caller.personId, webhookId(request.body.id, '/id')))
+    done(await deleteWebhook(fastify.db, request.caller, webhookId(request.body.id, '/id')))
     return {}
   })
 
@@ -134,7 +133,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
     }
   }, async (request) => {
     const secret = newWebhookSecret()
-    const webhook = done(await rotateWebhookSecret(fastify.db, request.caller.personId, webhookId(request.body.id, '/id'), secret))
+    const webhook = done(await rotateWebhookSecret(fastify.db, request.caller, webhookId(request.body.id, '/id'), secret))
     return { webhook: toWebhook(webhook), secret }
   })
 
@@ -153,7 +152,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
   }, async (request) => {
     const id = webhookId(request.query.webhook_id, '/webhook_id')
     const limit = pageParameter(request.query.limit, '/limit', DELIVERY_PAGE)
-    return { deliveries: done(await listDeliveries(fastify.db, request.caller.personId, id, limit)).map(toDelivery) }
+    return { deliveries: done(await listDeliveries(fastify.db, request.caller, id, limit)).map(toDelivery) }
   })
 }
 
