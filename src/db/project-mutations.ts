@@ -1,8 +1,8 @@
-// The two mutations of a project. Each is one statement, so the permission check,
-// the row lock (an editor's only), If-Match on the locked row, the change of its one
-// column, the audit activity and the aggregate of the project as it is afterwards
-// (with its tag) commit and come back together, with no read-modify-write of the
-// row and no second round trip.
+// The two mutations of a project. Each is one statement, so the token's check
+// (db/caller.ts), the permission check, the row lock (an editor's only), If-Match
+// on the locked row, the change of its one column, the audit activity and the
+// aggregate of the project as it is afterwards (with its tag) commit and come back
+// together, with no read-modify-write of the row and no second round trip.
 import { sql, type Kysely } from 'kysely'
 import { CALLER_PERSON, CALLER_TOKEN, prepareForCaller, runAs, type Actor, type WithCaller } from './caller.js'
 import { ACCESS, accessLevel } from './access.js'
