@@ -43,7 +43,7 @@ export class NoCaller extends Error {
 export type TokenRejection = 'revoked' | 'expired' | 'suspended'
 
 /** The token, its owner and why it cannot be used, or no row. */
-export const tokenLookup = (db: Kysely<Database>, digest: Expression<Buffer>) => db.selectFrom('api_tokens as t')
+const tokenLookup = (db: Kysely<Database>, digest: Expression<Buffer>) => db.selectFrom('api_tokens as t')
   .innerJoin('people as p', 'p.id', 't.person_id')
   .where('t.digest', '=', digest)
   .select((eb) => [
@@ -76,17 +76,18 @@ export const CALLER_TOKEN = sql<string | null>`(SELECT caller.token_id FROM call
 export type Access = 'read' | 'write'
 
 /**
- * The CTEs of a token's caller. The use is recorded on the token's row taken with
- * SKIP LOCKED: a mutation holds that lock until it commits, possibly while it
- * waits for a project row another request with the same token holds while waiting
- * for this token row; skipping it (whoever holds it records the use anyway) means
- * no statement ever waits for a token row, so the touch can cause neither a wait
- * nor a deadlock. Rechecked on the locked row, so a use just recorded by someone
- * else is not recorded again.
+ * The CTE `token` (the lookup), and with `touch` the recording of its use, at most
+ * once a minute and only for a token that may be used. The use is recorded on the
+ * token's row taken with SKIP LOCKED: a mutation holds that lock until it commits,
+ * and may be waiting then for a project row that another request with the same
+ * token holds while it waits for this token row; skipping the row (whoever holds
+ * it is recording the use anyway) means no statement ever waits for a token row,
+ * so recording the use can cause neither a wait nor a deadlock. Rechecked on the
+ * locked row, so a use just recorded by someone else is not recorded again.
  */
-function tokenCaller (db: Kysely<Database>, digest: Expression<Buffer>, access: Access, touch: boolean): WithCaller {
+export function withToken (db: Kysely<Database>, digest: Expression<Buffer>, touch: boolean) {
   const found = db.with('token', () => tokenLookup(db, digest))
-  const touched = touch
+  return touch
     ? found.with('touch', (qb) => qb.updateTable('api_tokens')
       .set({ last_used_at: sql`now()` })
       .where('api_tokens.id', 'in', (eb) => eb.selectFrom('api_tokens as used')
@@ -100,7 +101,11 @@ function tokenCaller (db: Kysely<Database>, digest: Expression<Buffer>, access: 
         .forUpdate(['used'])
         .skipLocked())) as unknown as typeof found
     : found
-  return touched.with('caller', (qb) => qb.selectFrom('token')
+}
+
+/** The CTEs of a token's caller: `token`, the recording of its use with `touch`, and `caller`. */
+function tokenCaller (db: Kysely<Database>, digest: Expression<Buffer>, access: Access, touch: boolean): WithCaller {
+  return withToken(db, digest, touch).with('caller', (qb) => qb.selectFrom('token')
     .where('token.rejection', 'is', null)
     .$if(access === 'write', (qb) => qb.where('token.read_only', '=', false))
     .select(['token.person_id', sql<string | null>`token.token_id`.as('token_id')])) as unknown as WithCaller

@@ -4,7 +4,7 @@ import { sql, type Selectable } from 'kysely'
 import type { Db } from './index.js'
 import { prepare, value, type RowOf } from './prepared.js'
 import type { ApiTokensTable, PeopleTable } from './types.js'
-import { runRecordingUse, tokenLookup } from './caller.js'
+import { runRecordingUse, withToken } from './caller.js'
 import { MAX_EXPIRY_DAYS, TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../token-format.js'
 
 export { TOKEN_PREFIX }
@@ -92,24 +92,14 @@ export async function revokeToken (db: Db, id: string): Promise<boolean> {
   return result.numUpdatedRows > 0n
 }
 
-const FIND_TOKEN = prepare({ digest: value<Buffer>() }, (db, { digest }) => db
-  .with('t', () => tokenLookup(db, digest))
-  .with('touch', (qb) => qb.updateTable('api_tokens')
-    .set({ last_used_at: sql`now()` })
-    .from('t')
-    .whereRef('api_tokens.id', '=', 't.token_id')
-    .where('t.rejection', 'is', null)
-    .where((eb) => eb.or([
-      eb('t.last_used_at', 'is', null),
-      eb('t.last_used_at', '<', sql<Date>`now() - interval '1 minute'`)
-    ])))
-  .selectFrom('t')
-  .select(['token_id', 'person_id', 'read_only', 'rejection']))
+// The lookup of every operation's statement (db/caller.ts), on its own.
+const findTokenStatement = (touch: boolean) => prepare({ digest: value<Buffer>() }, (db, { digest }) => withToken(db, digest, touch)
+  .selectFrom('token')
+  .select(['token.token_id', 'token.person_id', 'token.read_only', 'token.rejection']))
 
+const FIND_TOKEN = findTokenStatement(true)
 // The same lookup without recording the use: for a database that takes no writes.
-const FIND_TOKEN_READ_ONLY = prepare({ digest: value<Buffer>() }, (db, { digest }) => db
-  .selectFrom(tokenLookup(db, digest).as('t'))
-  .select(['token_id', 'person_id', 'read_only', 'rejection']))
+const FIND_TOKEN_READ_ONLY = findTokenStatement(false)
 
 /** The token's id, its owner, whether it is read-only, and why it cannot be used (null when it can). */
 export type TokenOwner = RowOf<typeof FIND_TOKEN>

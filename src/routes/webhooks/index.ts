@@ -74,6 +74,10 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
     }
   }, async (request) => {
     const { body } = request
+    // Checked before the one statement, which checks the token too: a refused URL
+    // is answered only after the token is confirmed (plugins/errors.ts), but the
+    // name is resolved first. An address whose tokens fail is cut off after its
+    // budget of failed authentications (plugins/rate-limit.ts), and with it this.
     let url: URL
     try {
       url = await checkWebhookUrl(body.url, policy)
