@@ -26,7 +26,8 @@
 //                                                              (plugins/rate-limit.ts); the token itself is
 //                                                              checked by the operation's statement (14)
 //   9. the token, on any other answer   plugins/errors.ts,    before steps 10-15 answer anything but the
-//                                       plugins/auth.ts       statement's success, the token is looked up
+//                                       plugins/auth.ts       statement's success, and before a body still
+//                                                              on its way is read, the token is looked up
 //                                                              on its own: 401 unknown, revoked, expired
 //                                                              or suspended owner, then 403
 //                                                              read_only_token on a mutation

@@ -11,6 +11,10 @@
 // statement that found no valid caller. So SPEC part 2's order of checks holds:
 // an unauthenticated caller learns nothing about validation or about which
 // projects exist (401, then 403 read_only_token on a mutation, before 400).
+// A body that has not arrived whole by the time it would be read is not read
+// for a caller not yet confirmed: the token is confirmed first (one statement
+// more for such a request), so an unauthenticated client cannot make the
+// service wait for, or read, its body.
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
@@ -54,6 +58,18 @@ const REJECTIONS = {
   suspended: "token's owner is suspended"
 } as const
 
+/**
+ * Whether the whole body is here, unread: the message is complete, or Node has
+ * already parsed as many bytes as Content-Length announces (it marks the message
+ * complete a turn later). Requests built in process (inject) have it all.
+ */
+function bodyArrived (request: FastifyRequest): boolean {
+  const raw = request.raw
+  if (raw.complete !== false) return true
+  const length = Number(raw.headers['content-length'])
+  return Number.isSafeInteger(length) && raw.readableLength >= length
+}
+
 /** Whether the request changes something: a read-only token may not make it. */
 function isMutation (request: FastifyRequest): boolean {
   return request.method !== 'GET' && request.method !== 'HEAD'
@@ -94,13 +110,31 @@ export default fp(async (fastify) => {
     return null
   }
 
-  fastify.decorate('confirmCaller', async (request: FastifyRequest) => {
-    const caller = request.caller
-    if (caller === null || caller.confirmed) return
+  // Once per request: the error handler asks again for a refusal made before the body.
+  const confirmations = new WeakMap<FastifyRequest, Promise<void>>()
+  async function confirm (request: FastifyRequest, caller: Caller) {
     const error = await refusal(request, caller)
     if (error === null) return
     if (error.statusCode === 401) await fastify.authFailures.failed(request)
     throw error
+  }
+
+  fastify.decorate('confirmCaller', async (request: FastifyRequest) => {
+    const caller = request.caller
+    if (caller === null || caller.confirmed) return
+    let confirmation = confirmations.get(request)
+    if (confirmation === undefined) {
+      confirmation = confirm(request, caller)
+      confirmations.set(request, confirmation)
+    }
+    await confirmation
+  })
+
+  // Before the body is read: when it is still on its way (a slow or stalled
+  // client, or a large one), the token is confirmed first. A body that came with
+  // the headers costs nothing more.
+  fastify.addHook('preParsing', async (request) => {
+    if (request.caller !== null && !bodyArrived(request)) await fastify.confirmCaller(request)
   })
 
   // A token found valid, by the operation's statement or by findToken, is one the

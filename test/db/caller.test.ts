@@ -12,6 +12,8 @@ import { createDb, type Db } from '../../src/db/index.js'
 import { shortId } from '../../src/ids.js'
 import { createTestDatabase, databaseOptions } from '../database.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { sendRaw } from '../http.js'
+import { listen } from '../launch.js'
 
 const statements: string[] = []
 const { app, db, url } = await build(t, { log: (event: LogEvent) => { statements.push(event.query.sql) } })
@@ -172,6 +174,34 @@ t.test("every operation records the token's use, at most once a minute; a refuse
   await db.updateTable('api_tokens').set({ last_used_at: null, revoked_at: sql`now()` }).where('id', '=', issued.id).execute()
   t.equal((await send(OPERATIONS[2]!, api(issued.token))).statusCode, 401)
   t.equal(await lastUsed(), null, 'a revoked token: not recorded')
+})
+
+t.test('over HTTP: a body that came with its headers is one statement; one still on its way waits for the token to be confirmed first', async (t) => {
+  const { port } = await listen(app)
+  const p = await createProject(db, space, { name: 'Over HTTP', access: { space: 70 } })
+  const rename = (name: string, token = writer.token) => {
+    const body = JSON.stringify({ project_id: p.publicId, name })
+    const head = `POST /api/external/v1/projects/update_name HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${token}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`
+    return { head, body }
+  }
+  const whole = rename('Sent whole')
+  statements.length = 0
+  const together = await sendRaw(port, [whole.head + whole.body])
+  t.equal(together.status, 200, together.body)
+  t.equal(statements.length, 1, 'head and body in one write: one statement')
+
+  const late = rename('Sent late')
+  statements.length = 0
+  const stalled = await sendRaw(port, [late.head, late.body], { gapMs: 300 })
+  t.equal(stalled.status, 200, stalled.body)
+  t.equal(JSON.parse(stalled.body).project.name, 'Sent late')
+  t.equal(statements.length, 2, 'the body 300 ms late: the token confirmed, then the one statement')
+  t.ok(/from "api_tokens"/.test(statements[0]!) && !/"projects"/.test(statements[0]!), 'the confirmation first')
+
+  const refused = rename('Never', 'pat_unknown')
+  const unread = await sendRaw(port, [refused.head], { abortAfterMs: 2000 })
+  t.equal(unread.status, 401, 'a refused token is answered without its body')
 })
 
 // PGlite has one connection: its statements never run at once.
