@@ -78,12 +78,14 @@ export type Access = 'read' | 'write'
 /**
  * The CTE `token` (the lookup), and with `touch` the recording of its use, at most
  * once a minute and only for a token that may be used. The use is recorded on the
- * token's row taken with SKIP LOCKED: a mutation holds that lock until it commits,
- * and may be waiting then for a project row that another request with the same
- * token holds while it waits for this token row; skipping the row (whoever holds
- * it is recording the use anyway) means no statement ever waits for a token row,
- * so recording the use can cause neither a wait nor a deadlock. Rechecked on the
- * locked row, so a use just recorded by someone else is not recorded again.
+ * token's row taken with SKIP LOCKED. A mutation holds that lock until it commits;
+ * were it to wait then for a project row that another request with the same token
+ * holds while waiting for this token row, the two would deadlock (PostgreSQL does
+ * not promise in which order it runs a statement's CTEs). Skipping the row
+ * (whoever holds it is recording the use anyway) means no statement ever waits
+ * for a token row: recording the use can cause neither a wait nor a deadlock.
+ * Rechecked on the locked row, so a use just recorded by someone else is not
+ * recorded again.
  */
 export function withToken (db: Kysely<Database>, digest: Expression<Buffer>, touch: boolean) {
   const found = db.with('token', () => tokenLookup(db, digest))
