@@ -23,10 +23,14 @@
 //   8. authentication                   plugins/auth.ts       400 two Authorization headers, 401 no or
 //                                                              empty token, then 429 when the address has
 //                                                              spent its failed-authentication budget
-//                                                              (plugins/rate-limit.ts), then the one token
-//                                                              lookup: 401 unknown, revoked, expired or
-//                                                              suspended owner
-//   9. read-only                        plugins/auth.ts       403 read_only_token on a mutation
+//                                                              (plugins/rate-limit.ts); the token itself is
+//                                                              checked by the operation's statement (14)
+//   9. the token, on any other answer   plugins/errors.ts,    before steps 10-15 answer anything but the
+//                                       plugins/auth.ts       statement's success, and before a body still
+//                                                              on its way is read, the token is looked up
+//                                                              on its own: 401 unknown, revoked, expired
+//                                                              or suspended owner, then 403
+//                                                              read_only_token on a mutation
 //  preParsing and parsing, a body only
 //  10. the body's form                  plugins/json-body.ts  415 a Content-Encoding, two Content-Types,
 //                                                              a charset other than UTF-8
@@ -39,7 +43,8 @@
 //  13. input rules                      routes/<resource>/    400 blank id, name and description rules,
 //                                                              filters, page size, cursor, an If-Match or
 //                                                              If-None-Match that is no list of tags
-//  14. the one statement                db/<name>.ts          404 not_found (absent, undecodable, archived
+//  14. the one statement                db/<name>.ts,         the token's check (none found: step 9),
+//                                       db/caller.ts          404 not_found (absent, undecodable, archived
 //                                                              on a mutation, invisible), 403 forbidden;
 //                                                              503 when the database cannot serve
 //  15. the condition                    db/project-           412 precondition_failed (If-Match, judged in

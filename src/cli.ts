@@ -375,8 +375,8 @@ async function webhooksCommand (command: WebhooksCommand, db: Db, config: Config
         throw error
       }
       const secret = newWebhookSecret()
-      const webhook = toWebhook(done(await hooks.createWebhook(db, {
-        personId: person.id, url: url.href, events: (command.events ?? WEBHOOK_EVENT_NAMES) as never, description: command.description, secret
+      const webhook = toWebhook(done(await hooks.createWebhook(db, { personId: person.id }, {
+        url: url.href, events: (command.events ?? WEBHOOK_EVENT_NAMES) as never, description: command.description, secret
       })))
       if (command.json) {
         out(JSON.stringify({ webhook, secret }, null, 2))
@@ -387,18 +387,18 @@ async function webhooksCommand (command: WebhooksCommand, db: Db, config: Config
       return
     }
     case 'webhooks list': {
-      const webhooks = done(await hooks.listWebhooks(db, person.id)).map(toWebhook)
+      const webhooks = done(await hooks.listWebhooks(db, { personId: person.id })).map(toWebhook)
       if (command.json) out(JSON.stringify(webhooks, null, 2))
       else if (webhooks.length === 0) log('no webhooks')
       else out(table(['ID', 'URL', 'EVENTS', 'ENABLED', 'CREATED'], webhooks.map((w) => [w.id, w.url, w.events.join(','), w.enabled ? 'yes' : `no: ${w.disabled_reason ?? ''}`, w.inserted_at])))
       return
     }
     case 'webhooks delete':
-      done(await hooks.deleteWebhook(db, person.id, webhookId(command.id)))
+      done(await hooks.deleteWebhook(db, { personId: person.id }, webhookId(command.id)))
       out(`deleted webhook ${command.id}`)
       return
     case 'webhooks deliveries': {
-      const deliveries = done(await hooks.listDeliveries(db, person.id, webhookId(command.id), command.limit)).map(toDelivery)
+      const deliveries = done(await hooks.listDeliveries(db, { personId: person.id }, webhookId(command.id), command.limit)).map(toDelivery)
       if (command.json) out(JSON.stringify(deliveries, null, 2))
       else if (deliveries.length === 0) log('no deliveries')
       else {

@@ -2,16 +2,17 @@
 // request its administrators and its people, in one statement.
 import { sql, type Kysely } from 'kysely'
 import { jsonArrayFrom } from 'kysely/helpers/postgres'
-import { prepare, value, type RowOf } from './prepared.js'
+import { value, type RowOf } from './prepared.js'
+import { prepareForCaller, runAs, type Actor } from './caller.js'
 import type { PersonRow } from './project-aggregate.js'
 import type { Database } from './types.js'
 
-const FIND_COMPANY = prepare({
-  personId: value<string>(), withAdmins: value<boolean>(), withPeople: value<boolean>()
-}, (db, { personId, withAdmins, withPeople }) => db
-  .selectFrom('people as me')
+const FIND_COMPANY = prepareForCaller('read', {
+  withAdmins: value<boolean>(), withPeople: value<boolean>()
+}, (withCaller, { withAdmins, withPeople }) => withCaller
+  .selectFrom('caller')
+  .innerJoin('people as me', 'me.id', 'caller.person_id')
   .innerJoin('companies as co', 'co.id', 'me.company_id')
-  .where('me.id', '=', personId)
   .select((eb) => {
     // The company's people who are not suspended, by name: all of them, or its admins.
     const members = (adminsOnly: boolean) => jsonArrayFrom(eb.selectFrom('people as m')
@@ -33,10 +34,10 @@ const FIND_COMPANY = prepare({
   }))
 
 /** A company with its member count, and its admins and people when asked for (else null). */
-export type CompanyRow = RowOf<typeof FIND_COMPANY>
+export type CompanyRow = RowOf<typeof FIND_COMPANY.token>
 
-/** The company of this person, or null. */
-export async function findCompany (db: Kysely<Database>, personId: string, include: { admins: boolean, people: boolean }): Promise<CompanyRow | null> {
-  const { rows: [row] } = await db.executeQuery(FIND_COMPANY({ personId, withAdmins: include.admins, withPeople: include.people }))
-  return row ?? null
+/** The caller's company (NoCaller when the token fails). */
+export async function findCompany (db: Kysely<Database>, actor: Actor, include: { admins: boolean, people: boolean }): Promise<CompanyRow> {
+  const [row] = await runAs(db, FIND_COMPANY, actor, { withAdmins: include.admins, withPeople: include.people })
+  return row!
 }

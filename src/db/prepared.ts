@@ -29,7 +29,7 @@ export function value<T> (): Value<T> {
   return new Value<T>()
 }
 
-type Declared = Record<string, Value<unknown>>
+export type Declared = Record<string, Value<unknown>>
 
 /** The values one call of the statement fills in. */
 export type Values<D extends Declared> = { [K in keyof D]: D[K] extends Value<infer T> ? T : never }

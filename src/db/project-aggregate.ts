@@ -5,7 +5,8 @@
 import { expressionBuilder, sql, type AliasedRawBuilder, type Expression, type Kysely, type RawBuilder, type Selectable } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel, contributorLevel } from './access.js'
-import { prepare, value } from './prepared.js'
+import { value } from './prepared.js'
+import { prepareForCaller, runAs, type Actor } from './caller.js'
 import { fenced, projectTag } from './project-etag.js'
 import type { Database, PeopleTable, ProjectsTable, SubscriptionListsTable, SubscriptionsTable } from './types.js'
 
@@ -177,18 +178,20 @@ export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof proj
 
 // The access level first, from the row alone; the aggregate only for a person who
 // may see the project, fenced so that the answer and its tag share one computation.
-const FIND_PROJECT = prepare({ projectId: value<string>(), personId: value<string>() }, (db, { projectId, personId }) =>
-  db.selectFrom('people as me')
-    .innerJoinLateral((eb) => eb.selectFrom('projects as p')
-      .where('p.id', '=', projectId)
-      .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
-      .as('acc'), (join) => join.onTrue())
-    .innerJoinLateral(fenced(projectAggregate(db, PROJECTS, personId)
-      .where('p.id', '=', projectId)
-      .where(sql<boolean>`acc.level >= ${sql.lit(ACCESS.view)}`)).as('project'), (join) => join.onTrue())
-    .where('me.id', '=', personId)
-    .selectAll('project')
-    .select((eb) => ['acc.level', projectTag('project', eb.ref('acc.level')).as('etag')]))
+// One row whenever the caller is valid: the project's columns are null when there
+// is no project they can see.
+const FIND_PROJECT = prepareForCaller('read', { projectId: value<string>() }, (withCaller, { projectId }, db) => withCaller
+  .selectFrom('caller')
+  .innerJoin('people as me', 'me.id', 'caller.person_id')
+  .leftJoinLateral((eb) => eb.selectFrom('projects as p')
+    .where('p.id', '=', projectId)
+    .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
+    .as('acc'), (join) => join.onTrue())
+  .leftJoinLateral(fenced(projectAggregate(db, PROJECTS, sql<string>`me.id`)
+    .where('p.id', '=', projectId)
+    .where(sql<boolean>`acc.level >= ${sql.lit(ACCESS.view)}`)).as('project'), (join) => join.onTrue())
+  .selectAll('project')
+  .select((eb) => ['acc.level', projectTag('project', eb.ref('acc.level')).as('etag')]))
 
 /** The aggregate of a project with the access level of the person it was read for. */
 export type ProjectView = AggregateRow & { level: number }
@@ -196,8 +199,20 @@ export type ProjectView = AggregateRow & { level: number }
 /** A project as one person reads it, with its entity tag (db/project-etag.ts). */
 export type TaggedProjectView = ProjectView & { etag: string }
 
-/** The project's row as this person sees it, or null when it does not exist or they cannot see it. */
-export async function findProject (db: Kysely<Database>, projectId: string, personId: string): Promise<TaggedProjectView | null> {
-  const { rows: [row] } = await db.executeQuery(FIND_PROJECT({ projectId, personId }))
-  return row ?? null
+/**
+ * Whether a left join found the project's aggregate: its id is never null when it
+ * did, and every column then comes from that one row.
+ */
+export function hasProject<R extends { id: string | null }> (row: R): row is R & AggregateRow {
+  return row.id !== null
+}
+
+/**
+ * The project as the caller sees it (db/caller.ts), or null when it does not exist
+ * or they cannot see it. The token's check is this statement's: NoCaller when it fails.
+ */
+export async function findProject (db: Kysely<Database>, projectId: string, actor: Actor | string): Promise<TaggedProjectView | null> {
+  const [row] = await runAs(db, FIND_PROJECT, typeof actor === 'string' ? { personId: actor } : actor, { projectId })
+  if (row === undefined || !hasProject(row) || row.level === null || row.etag === null) return null
+  return { ...row, level: row.level, etag: row.etag }
 }

@@ -4,59 +4,88 @@
 // costs the same however deep it is).
 import { sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
-import { prepare, value } from './prepared.js'
-import { projectAggregate, projectSource, type ProjectView } from './project-aggregate.js'
+import { value } from './prepared.js'
+import { prepareForCaller, runAs, type Actor } from './caller.js'
+import { hasProject, projectAggregate, projectSource, type ProjectView } from './project-aggregate.js'
 import type { ContributorRole, Database } from './types.js'
 
 export interface ProjectListQuery {
-  personId: string
   /** Only projects where the person holds one of these roles; null for any. */
   roles: ContributorRole[] | null
   spaceId: string | null
   goalId: string | null
   includeArchived: boolean
-  /** The name and id of the last project of the previous page; null for the first page. */
-  after: { name: string, id: string } | null
+  /**
+   * The name and id of the last project of the previous page, and the person its
+   * cursor was issued to; null for the first page.
+   */
+  after: { name: string, id: string, person: string } | null
   limit: number
 }
 
-const LIST_PROJECTS = prepare({
-  personId: value<string>(),
+// The caller's person, from the statement's `caller` (db/caller.ts).
+const ME = sql<string>`caller.person_id`
+
+const LIST_PROJECTS = prepareForCaller('read', {
   roles: value<ContributorRole[] | null>(),
   spaceId: value<string | null>(),
   goalId: value<string | null>(),
   includeArchived: value<boolean>(),
   afterName: value<string | null>(),
   afterId: value<string | null>(),
+  afterPerson: value<string | null>(),
   limit: value<number>()
-}, (db, v) => projectAggregate(db, projectSource('projects'), v.personId)
-  .innerJoinLateral((eb) => eb.selectFrom('people as me')
-    .where('me.id', '=', v.personId)
-    .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
-    .as('acc'), (join) => join.onTrue())
-  .where('acc.level', '>=', ACCESS.view)
-  .where(sql<boolean>`(${v.includeArchived} OR p.archived_at IS NULL)`)
-  .where(sql<boolean>`(${v.spaceId}::uuid IS NULL OR p.space_id = ${v.spaceId}::uuid)`)
-  .where(sql<boolean>`(${v.goalId}::uuid IS NULL OR p.goal_id = ${v.goalId}::uuid)`)
-  .where(sql<boolean>`(${v.roles}::text[] IS NULL OR EXISTS (
-    SELECT 1 FROM project_contributors r
-    WHERE r.project_id = p.id AND r.person_id = ${v.personId}::uuid AND r.role = ANY(${v.roles}::text[])))`)
-  .where(sql<boolean>`(${v.afterName}::text IS NULL OR (p.name, p.id) > (${v.afterName}::text, ${v.afterId}::uuid))`)
-  .select('acc.level')
-  .orderBy('p.name').orderBy('p.id')
-  .limit(v.limit))
+}, (withCaller, v, db) => {
+  // A cursor continues only the list of the person it was issued to.
+  const ownCursor = sql<boolean>`(${v.afterPerson}::uuid IS NULL OR ${v.afterPerson}::uuid = caller.person_id)`
+  return withCaller.selectFrom('caller')
+    .leftJoinLateral(projectAggregate(db, projectSource('projects'), ME)
+      .innerJoinLateral((eb) => eb.selectFrom('people as me')
+        .where('me.id', '=', ME)
+        .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
+        .as('acc'), (join) => join.onTrue())
+      .where(ownCursor)
+      .where('acc.level', '>=', ACCESS.view)
+      .where(sql<boolean>`(${v.includeArchived} OR p.archived_at IS NULL)`)
+      .where(sql<boolean>`(${v.spaceId}::uuid IS NULL OR p.space_id = ${v.spaceId}::uuid)`)
+      .where(sql<boolean>`(${v.goalId}::uuid IS NULL OR p.goal_id = ${v.goalId}::uuid)`)
+      .where(sql<boolean>`(${v.roles}::text[] IS NULL OR EXISTS (
+        SELECT 1 FROM project_contributors r
+        WHERE r.project_id = p.id AND r.person_id = ${ME} AND r.role = ANY(${v.roles}::text[])))`)
+      .where(sql<boolean>`(${v.afterName}::text IS NULL OR (p.name, p.id) > (${v.afterName}::text, ${v.afterId}::uuid))`)
+      .select('acc.level')
+      .orderBy('p.name').orderBy('p.id')
+      .limit(v.limit)
+      .as('project'), (join) => join.onTrue())
+    .selectAll('project')
+    .select(['caller.person_id as caller_person_id', ownCursor.as('own_cursor')])
+    .orderBy('project.name').orderBy('project.id')
+})
 
-/** Up to `limit` projects the person can see, after `after`, by name then id. */
-export async function listProjects (db: Kysely<Database>, query: ProjectListQuery): Promise<ProjectView[]> {
-  const { rows } = await db.executeQuery(LIST_PROJECTS({
-    personId: query.personId,
+export interface ProjectPage {
+  /** The caller's person: a cursor for the next page is issued to them. */
+  personId: string
+  /** False when the cursor was issued to someone else: no project was read. */
+  ownCursor: boolean
+  projects: ProjectView[]
+}
+
+/** Up to `limit` projects the caller can see, after `after`, by name then id. */
+export async function listProjects (db: Kysely<Database>, actor: Actor, query: ProjectListQuery): Promise<ProjectPage> {
+  const rows = await runAs(db, LIST_PROJECTS, actor, {
     roles: query.roles,
     spaceId: query.spaceId,
     goalId: query.goalId,
     includeArchived: query.includeArchived,
     afterName: query.after?.name ?? null,
     afterId: query.after?.id ?? null,
+    afterPerson: query.after?.person ?? null,
     limit: query.limit
-  }))
-  return rows
+  })
+  const { caller_person_id: personId, own_cursor: ownCursor } = rows[0]!
+  const projects: ProjectView[] = []
+  for (const { caller_person_id: _, own_cursor: __, level, ...project } of rows) {
+    if (hasProject(project) && level !== null) projects.push({ ...project, level })
+  }
+  return { personId, ownCursor, projects }
 }

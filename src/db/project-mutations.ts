@@ -1,12 +1,13 @@
-// The two mutations of a project. Each is one statement, so the permission check,
-// the row lock (an editor's only), If-Match on the locked row, the change of its one
-// column, the audit activity and the aggregate of the project as it is afterwards
-// (with its tag) commit and come back together, with no read-modify-write of the
-// row and no second round trip.
+// The two mutations of a project. Each is one statement, so the token's check
+// (db/caller.ts), the permission check, the row lock (an editor's only), If-Match
+// on the locked row, the change of its one column, the audit activity and the
+// aggregate of the project as it is afterwards (with its tag) commit and come back
+// together, with no read-modify-write of the row and no second round trip.
 import { sql, type Kysely } from 'kysely'
+import { CALLER_PERSON, CALLER_TOKEN, prepareForCaller, runAs, type Actor, type WithCaller } from './caller.js'
 import { ACCESS, accessLevel } from './access.js'
-import { prepare, value, type ValueParameters } from './prepared.js'
-import { projectAggregate, projectSource, subscriptionSources, type AggregateRow, type TaggedProjectView } from './project-aggregate.js'
+import { value, type ValueParameters } from './prepared.js'
+import { hasProject, projectAggregate, projectSource, subscriptionSources, type TaggedProjectView } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
 import { ifMatchPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
 import { queueDeliveries } from './jobs.js'
@@ -32,10 +33,11 @@ export type UpdateResult =
   | { outcome: 'forbidden' } // visible to the person, not editable by them
   | { outcome: 'not_found' } // absent, archived, or invisible to the person
 
-export interface UpdateProjectField {
+/** Who changes the project: the request's caller, or a person acted for without a token (with the token to record, if any). */
+export type ChangeActor = { actor: Actor } | { personId: string, tokenId: string | null }
+
+export type UpdateProjectField = ChangeActor & {
   projectId: string
-  personId: string
-  tokenId: string | null
   field: ProjectField
   value: string
   /** A description's: the canonical ids of the people it mentions (routes/projects/mentions.ts). */
@@ -44,26 +46,27 @@ export interface UpdateProjectField {
   ifMatch?: string[] | null
 }
 
-/** The values a mutation's statement takes: the description's also the people it mentions. */
-const CHANGE = { value: value<string>(), projectId: value<string>(), personId: value<string>(), tokenId: value<string | null>(), ifMatch: value<string[] | null>() }
+/** The values a mutation's statement takes (the caller comes with the statement): the description's also the people it mentions. */
+const CHANGE = { value: value<string>(), projectId: value<string>(), ifMatch: value<string[] | null>() }
 const MENTIONS = { mentions: value<string[]>() }
 
 type ChangeValues = ValueParameters<typeof CHANGE>
 
 /**
  * The CTEs every change shares: the permission check, the locked row, the write
- * and its activity (which yields its id).
+ * and its activity (which yields its id). The person is the statement's caller
+ * (db/caller.ts): without one, `me` matches no one and nothing is locked or written.
  */
-function projectChange (db: Kysely<Database>, field: ProjectField, change: ChangeValues) {
+function projectChange (withCaller: WithCaller, db: Kysely<Database>, field: ProjectField, change: ChangeValues) {
   const names = ACTIONS[field]
-  return db
+  return withCaller
     // The value travels once, however many places use it (a description may be 512 KiB).
     .with('input', (qb) => qb.selectNoFrom(sql<string>`${change.value}::text`.as('value')))
     // Visibility and permission first, from the statement's snapshot, taking no lock:
     // a row held by another transaction must not keep (or time out) someone who may
     // not change it, nor tell them, by waiting, that the project exists.
     .with('access', (qb) => qb.selectFrom('projects as p')
-      .innerJoin('people as me', (join) => join.on('me.id', '=', change.personId))
+      .innerJoin('people as me', (join) => join.on('me.id', '=', CALLER_PERSON))
       .where('p.id', '=', change.projectId)
       .where('p.archived_at', 'is', null)
       .select((eb) => ['p.id', accessLevel(eb.table('p'), eb.table('me')).as('level')]))
@@ -74,14 +77,14 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
     // version of the row it waited for, rechecked (still not archived) and with the
     // level recomputed on it.
     .with('target', (qb) => qb.selectFrom('projects as p')
-      .innerJoin('people as me', (join) => join.on('me.id', '=', change.personId))
+      .innerJoin('people as me', (join) => join.on('me.id', '=', CALLER_PERSON))
       .where('p.id', '=', (eb) => eb.selectFrom('access').select('access.id').where('access.level', '>=', ACCESS.edit))
       .where('p.archived_at', 'is', null)
       .selectAll('p')
       .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
       .forUpdate('p'))
     // If-Match, on the locked row: nothing hangs on `changed` or `latest` when it fails.
-    .with('precondition', () => ifMatchPrecondition(db, change.personId, change.ifMatch))
+    .with('precondition', () => ifMatchPrecondition(db, CALLER_PERSON, change.ifMatch))
     .with('changed', (qb) => qb.updateTable('projects')
       .from(['target', 'input'])
       .set((eb) => field === 'name'
@@ -100,8 +103,8 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
         .select((eb) => [
           'changed.company_id',
           'changed.id',
-          sql<string>`${change.personId}::uuid`.as('author_id'),
-          sql<string | null>`${change.tokenId}::uuid`.as('token_id'),
+          CALLER_PERSON.as('author_id'),
+          CALLER_TOKEN.as('token_id'),
           sql.lit(names.action).as('action'),
           sql<string>`jsonb_build_object(${sql.lit(names.old)}, ${eb.ref(`target.${field}`)}, ${sql.lit(names.new)}, ${eb.ref(`changed.${field}`)})`.as('content')
         ]))
@@ -116,7 +119,7 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
         .innerJoin('target as t', 't.id', 'p.id')
         .innerJoin('activity as a', (join) => join.onTrue())
         .innerJoin('companies as c', 'c.id', 'p.company_id')
-        .innerJoin('people as actor', (join) => join.on('actor.id', '=', change.personId))
+        .innerJoin('people as actor', (join) => join.on('actor.id', '=', CALLER_PERSON))
         .where('w.enabled', '=', true)
         .where(sql<boolean>`${sql.lit(names.event)} = ANY(w.events)`)
         .select([
@@ -150,11 +153,13 @@ function projectChange (db: Kysely<Database>, field: ProjectField, change: Chang
         .where((eb) => eb.not(eb.exists(eb.selectFrom('changed').select(sql.lit(1).as('one')))))))
 }
 
-const RENAME = prepare(CHANGE, (db, values) => projectChange(db, 'name', values)
-  .selectFrom('access')
+// The answer: one row whenever the caller is valid (db/caller.ts).
+const RENAME = prepareForCaller('write', CHANGE, (withCaller, values, db) => projectChange(withCaller, db, 'name', values)
+  .selectFrom('caller')
+  .leftJoin('access', (join) => join.onTrue())
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
-  .leftJoin(fenced(projectAggregate(db, LATEST, values.personId)).as('project'), (join) => join.onTrue())
+  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON)).as('project'), (join) => join.onTrue())
   .selectAll('project')
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag')))
@@ -170,7 +175,7 @@ const RENAME = prepare(CHANGE, (db, values) => projectChange(db, 'name', values)
  * person or one who cannot view the project. Nothing of this happens when nothing
  * changed. Set-based throughout: the cost does not grow a statement per person.
  */
-const DESCRIBE = prepare({ ...CHANGE, ...MENTIONS }, (db, values) => projectChange(db, 'description', values)
+const DESCRIBE = prepareForCaller('write', { ...CHANGE, ...MENTIONS }, (withCaller, values, db) => projectChange(withCaller, db, 'description', values)
   // The people mentioned who may be subscribed: of the project's company, not suspended.
   .with('mentioned', (qb) => qb.selectFrom('people as pe')
     .innerJoin('changed', 'changed.company_id', 'pe.company_id')
@@ -232,7 +237,7 @@ const DESCRIBE = prepare({ ...CHANGE, ...MENTIONS }, (db, values) => projectChan
       .innerJoin('people as pe', 'pe.id', 'r.person_id')
       .innerJoin('changed as p', (join) => join.onTrue())
       .innerJoin('activity as a', (join) => join.onTrue())
-      .where('pe.id', '<>', values.personId)
+      .where('pe.id', '<>', CALLER_PERSON)
       .where('pe.suspended_at', 'is', null)
       .where((eb) => accessLevel(eb.table('p'), eb.table('pe')), '>=', ACCESS.view)
       .select(['pe.id', 'a.project_id', 'a.id as activity_id', sql.lit(ACTIONS.description.action).as('action')]))
@@ -244,31 +249,25 @@ const DESCRIBE = prepare({ ...CHANGE, ...MENTIONS }, (db, values) => projectChan
     .innerJoin('list', 'list.id', 's.subscription_list_id')
     .selectAll('s')
     .unionAll((eb) => eb.selectFrom('new_subscriptions').selectAll()))
-  .selectFrom('access')
+  .selectFrom('caller')
+  .leftJoin('access', (join) => join.onTrue())
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
-  .leftJoin(fenced(projectAggregate(db, LATEST, values.personId, subscriptionSources('all_lists', 'all_subscriptions'))).as('project'), (join) => join.onTrue())
+  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, subscriptionSources('all_lists', 'all_subscriptions'))).as('project'), (join) => join.onTrue())
   .selectAll('project')
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag')))
 
 
-/**
- * Whether the left join found the project's aggregate: its id is never null when
- * it did, and every column then comes from that one row.
- */
-function hasProject<R extends { id: string | null }> (row: R): row is R & AggregateRow {
-  return row.id !== null
-}
-
 export async function updateProjectField (db: Kysely<Database>, change: UpdateProjectField): Promise<UpdateResult> {
-  const values = { ...change, ifMatch: change.ifMatch ?? null }
-  const { rows: [row] } = await db.executeQuery(change.field === 'name'
-    ? RENAME(values)
-    : DESCRIBE({ ...values, mentions: change.mentions ?? [] }))
+  const actor = 'actor' in change ? change.actor : { personId: change.personId, tokenId: change.tokenId }
+  const values = { value: change.value, projectId: change.projectId, ifMatch: change.ifMatch ?? null }
+  const [row] = change.field === 'name'
+    ? await runAs(db, RENAME, actor, values)
+    : await runAs(db, DESCRIBE, actor, { ...values, mentions: change.mentions ?? [] })
 
   // Decided without waiting for the row: who may not edit never waits for it.
-  if (!row || row.level < ACCESS.view) return { outcome: 'not_found' }
+  if (!row || row.level === null || row.level < ACCESS.view) return { outcome: 'not_found' }
   if (row.level < ACCESS.edit) return { outcome: 'forbidden' }
   // An editor waited for the row: the version the other transaction committed
   // decides. Gone or archived meanwhile: not found; no longer editable: forbidden.

@@ -7,12 +7,12 @@ import type { Database } from './types.js'
 type Privilege = 'SELECT' | 'UPDATE' | 'INSERT' | 'DELETE'
 
 /**
- * Each table the per-request statements (the token lookup and every operation)
+ * Each table the per-request statements (every operation, with its token check)
  * use, and how. test/routes/health.test.ts keeps it equal to the
  * tables those statements name.
  */
 export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
-  api_tokens: ['SELECT', 'UPDATE'], // the lookup records the token's use
+  api_tokens: ['SELECT', 'UPDATE'], // the token's use is recorded (its row locked, SKIP LOCKED)
   projects: ['SELECT', 'UPDATE'],
   activities: ['SELECT', 'INSERT'], // inserted, and its id returned
   people: ['SELECT'],

@@ -1,9 +1,10 @@
 // API tokens: issued once in clear, stored only as a SHA-256 digest.
 import { createHash, randomBytes } from 'node:crypto'
-import { sql, type Expression, type Selectable } from 'kysely'
+import { sql, type Selectable } from 'kysely'
 import type { Db } from './index.js'
 import { prepare, value, type RowOf } from './prepared.js'
 import type { ApiTokensTable, PeopleTable } from './types.js'
+import { runRecordingUse, withToken } from './caller.js'
 import { MAX_EXPIRY_DAYS, TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../token-format.js'
 
 export { TOKEN_PREFIX }
@@ -91,74 +92,27 @@ export async function revokeToken (db: Db, id: string): Promise<boolean> {
   return result.numUpdatedRows > 0n
 }
 
-/** Why a token cannot be used. */
-type TokenRejection = 'revoked' | 'expired' | 'suspended'
+// The lookup of every operation's statement (db/caller.ts), on its own.
+const findTokenStatement = (touch: boolean) => prepare({ digest: value<Buffer>() }, (db, { digest }) => withToken(db, digest, touch)
+  .selectFrom('token')
+  .select(['token.token_id', 'token.person_id', 'token.read_only', 'token.rejection']))
 
-/** The token, its owner and why it cannot be used, or no row. */
-const tokenLookup = (db: Db, digest: Expression<Buffer>) => db.selectFrom('api_tokens as t')
-  .innerJoin('people as p', 'p.id', 't.person_id')
-  .where('t.digest', '=', digest)
-  .select((eb) => [
-    't.id as token_id', 't.person_id', 't.read_only', 't.last_used_at',
-    eb.case()
-      .when('t.revoked_at', 'is not', null).then(sql.lit('revoked'))
-      .when(sql<boolean>`t.expires_at <= now()`).then(sql.lit('expired'))
-      .when('p.suspended_at', 'is not', null).then(sql.lit('suspended'))
-      .else(null)
-      .end()
-      .$castTo<TokenRejection | null>()
-      .as('rejection')
-  ])
-
-const FIND_TOKEN = prepare({ digest: value<Buffer>() }, (db, { digest }) => db
-  .with('t', () => tokenLookup(db, digest))
-  .with('touch', (qb) => qb.updateTable('api_tokens')
-    .set({ last_used_at: sql`now()` })
-    .from('t')
-    .whereRef('api_tokens.id', '=', 't.token_id')
-    .where('t.rejection', 'is', null)
-    .where((eb) => eb.or([
-      eb('t.last_used_at', 'is', null),
-      eb('t.last_used_at', '<', sql<Date>`now() - interval '1 minute'`)
-    ])))
-  .selectFrom('t')
-  .select(['token_id', 'person_id', 'read_only', 'rejection']))
-
+const FIND_TOKEN = findTokenStatement(true)
 // The same lookup without recording the use: for a database that takes no writes.
-const FIND_TOKEN_READ_ONLY = prepare({ digest: value<Buffer>() }, (db, { digest }) => db
-  .selectFrom(tokenLookup(db, digest).as('t'))
-  .select(['token_id', 'person_id', 'read_only', 'rejection']))
+const FIND_TOKEN_READ_ONLY = findTokenStatement(false)
 
 /** The token's id, its owner, whether it is read-only, and why it cannot be used (null when it can). */
 export type TokenOwner = RowOf<typeof FIND_TOKEN>
 
-/** SQLSTATE read_only_sql_transaction: a standby, or default_transaction_read_only. */
-const READ_ONLY_TRANSACTION = '25006'
-/** How long a database found read-only is taken to stay so before writing is tried again. */
-const READ_ONLY_RECHECK_MS = 5000
-
-// Per database: until when its token lookups skip recording the use.
-const readOnlyUntil = new WeakMap<Db, number>()
-
 /**
- * Finds the token and its owner in one statement, and records its use at most
- * once a minute in the same round trip. On a read-only database (a standby after
- * a failover) the use cannot be recorded, and reads must go on: the lookup falls
- * back to the read-only form and keeps to it for a few seconds, so that each
- * request still costs one round trip, then tries recording again.
+ * Finds the token and its owner, and records its use at most once a minute, in
+ * one statement. Every operation's statement does this itself (db/caller.ts); this
+ * is the second statement of a request whose own found no valid caller, asked
+ * why, and of one that failed before its statement ran. On a read-only database
+ * (a standby after a failover) the use cannot be recorded, and the lookup falls
+ * back to the read-only form, as the operations' reads do.
  */
-export async function findToken (db: Db, token: string): Promise<TokenOwner | null> {
-  const digest = tokenDigest(token)
-  if ((readOnlyUntil.get(db) ?? 0) <= Date.now()) {
-    try {
-      const { rows: [row] } = await db.executeQuery(FIND_TOKEN({ digest }))
-      readOnlyUntil.delete(db)
-      return row ?? null
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== READ_ONLY_TRANSACTION) throw error
-      readOnlyUntil.set(db, Date.now() + READ_ONLY_RECHECK_MS)
-    }
-  }
-  const { rows: [row] } = await db.executeQuery(FIND_TOKEN_READ_ONLY({ digest }))
+export async function findToken (db: Db, digest: Buffer): Promise<TokenOwner | null> {
+  const [row] = await runRecordingUse(db, FIND_TOKEN({ digest }), FIND_TOKEN_READ_ONLY({ digest }))
   return row ?? null
 }

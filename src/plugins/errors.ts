@@ -7,6 +7,7 @@ import { ApiError, unavailable } from '../errors.js'
 import type { ErrorCode, ErrorDetail } from '../schemas/common.js'
 import { redactTokens } from '../redact.js'
 import { DatabaseUnavailableError } from '../db/dialect.js'
+import { NoCaller } from '../db/caller.js'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
@@ -110,11 +111,34 @@ function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): str
   return METHODS.filter((method) => fastify.hasRoute({ method, url }))
 }
 
+/**
+ * Whether the request's token must be confirmed before this error is answered.
+ * Not when the database cannot serve (asking it again would only double the wait),
+ * unless it did answer and refused only the operation's statement: a read-only
+ * database, or a privilege taken away, still looks tokens up.
+ */
+function confirmsCaller (error: FastifyError): boolean {
+  const apiError = toApiError(error)
+  if (apiError.code !== 'unavailable') return true
+  return error.code === '25006' || error.code === '42501'
+}
+
+/** The answer when the operation's statement found no valid caller but findToken then did: the token changed in between. */
+const CALLER_CHANGED = unavailable('the token changed while the request was served; try again')
+
 export default fp(async (fastify) => {
-  fastify.setErrorHandler((error: FastifyError, request, reply) => {
-    if (cutOffByClient(error, request)) {
+  fastify.setErrorHandler(async (failure: FastifyError, request, reply) => {
+    if (cutOffByClient(failure, request)) {
       request.log.info({ code: 'client_aborted' }, 'the connection closed before the request arrived whole; nothing was done')
       return reply.code(400).send(new ApiError(400, 'invalid_input', 'the request did not arrive whole').body())
+    }
+    // SPEC part 2's order of checks: whatever went wrong, an unknown or unusable
+    // token is 401, and a read-only one on a mutation 403, first (plugins/auth.ts).
+    let error = failure
+    if (confirmsCaller(failure) && fastify.hasDecorator('confirmCaller')) {
+      const [refused] = await fastify.to(fastify.confirmCaller(request))
+      if (refused) error = refused as FastifyError
+      else if (failure instanceof NoCaller) error = CALLER_CHANGED as unknown as FastifyError
     }
     const apiError = toApiError(error, fastify.initialConfig.bodyLimit)
     // An outage is logged with its cause and SQLSTATE (err.code) at warn: it is

@@ -16,7 +16,8 @@ Operately's external API for the operations below.
 **Authentication.** Every \`/api/external/v1/projects/*\` call carries an API token in
 \`Authorization: Bearer <token>\`. A read-only token may call queries (\`GET\`) and no
 mutation (\`POST\`). Without a valid token the answer is 401 with
-\`WWW-Authenticate: Bearer realm="api"\`.
+\`WWW-Authenticate: Bearer realm="api"\`. The token is checked in the operation's own statement: a
+successful request is one database round trip.
 
 **Errors.** Every error, whatever its status, has one JSON body, the \`Error\` envelope:
 \`{ "statusCode", "error", "code", "message", "details"? }\`. \`code\` is stable and

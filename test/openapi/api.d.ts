@@ -2406,7 +2406,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token's person was deleted between the token's check and this read; from then on the token is refused (401). */
+            /** @description Not answered: the token's check and this read are one statement, and a token whose person is gone is refused (401). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2521,7 +2521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token's person, and with them their company, was deleted between the token's check and this read; from then on the token is refused (401). */
+            /** @description Not answered: the token's check and this read are one statement, and a token whose person (and with them their company) is gone is refused (401). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -24,16 +24,15 @@ const companies: FastifyPluginAsyncTypebox = async (fastify) => {
       response: {
         200: CompanyResponseSchema,
         ...queryErrors,
-        404: notFoundExample(COMPANY_NOT_FOUND, 'The token\'s person, and with them their company, was deleted ' +
-          'between the token\'s check and this read; from then on the token is refused (401).')
+        404: notFoundExample(COMPANY_NOT_FOUND, 'Not answered: the token\'s check and this read are one statement, ' +
+          'and a token whose person (and with them their company) is gone is refused (401).')
       }
     }
   }, async (request) => {
-    const company = await findCompany(fastify.db, request.caller.personId, {
+    const company = await findCompany(fastify.db, request.caller, {
       admins: request.query.include_admins === 'true',
       people: request.query.include_people === 'true'
     })
-    if (company === null) throw fastify.httpErrors.notFound(COMPANY_NOT_FOUND)
     return { company: toCompany(company) }
   })
 }

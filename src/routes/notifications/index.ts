@@ -46,7 +46,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const page = pageParameter(request.query.page, '/page', PAGE)
     const perPage = pageParameter(request.query.per_page, '/per_page', NOTIFICATION_PAGE)
-    const rows = await listNotifications(fastify.db, request.caller.personId, { limit: perPage, offset: (page - 1) * perPage })
+    const rows = await listNotifications(fastify.db, request.caller, { limit: perPage, offset: (page - 1) * perPage })
     return { notifications: rows.map(toNotificationItem) }
   })
 
@@ -61,7 +61,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
       querystring: UnreadCountQuerySchema,
       response: { 200: UnreadCountResponseSchema, ...queryErrors, 404: WHOLE_INBOX }
     }
-  }, async (request) => ({ unread: await unreadCount(fastify.db, request.caller.personId) }))
+  }, async (request) => ({ unread: await unreadCount(fastify.db, request.caller) }))
 
   fastify.post('/mark_as_read', {
     schema: {
@@ -82,7 +82,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const id = decodeId(requireId(request.body.id, '/id'))
-    if (id === null || !await markRead(fastify.db, request.caller.personId, [id])) throw notFound()
+    if (id === null || !await markRead(fastify.db, request.caller, [id])) throw notFound()
     return {}
   })
 
@@ -111,7 +111,8 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
       if (id === null) throw notFound()
       ids.add(id)
     }
-    if (ids.size > 0 && !await markRead(fastify.db, request.caller.personId, [...ids])) throw notFound()
+    // An empty list marks nothing, but its statement still checks the token.
+    if (!await markRead(fastify.db, request.caller, [...ids])) throw notFound()
     return {}
   })
 
@@ -126,7 +127,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: EmptyResponseSchema, ...mutationErrors, 404: WHOLE_INBOX }
     }
   }, async (request) => {
-    await markAllRead(fastify.db, request.caller.personId)
+    await markAllRead(fastify.db, request.caller)
     return {}
   })
 }

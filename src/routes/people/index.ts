@@ -1,6 +1,6 @@
 // /api/external/v1/people/*: the token's person (the first call of Operately's CLI login).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { findPerson } from '../../db/people.js'
+import { findMe } from '../../db/people.js'
 import { toPerson } from '../../presenters/project.js'
 import { GetMeQuerySchema, MeResponseSchema } from '../../schemas/people.js'
 import { notFoundExample, queryErrors } from '../responses.js'
@@ -22,15 +22,13 @@ const people: FastifyPluginAsyncTypebox = async (fastify) => {
       response: {
         200: MeResponseSchema,
         ...queryErrors,
-        404: notFoundExample(PERSON_NOT_FOUND, 'The token\'s person was deleted between the token\'s check and this ' +
-          'read; from then on the token is refused (401).')
+        404: notFoundExample(PERSON_NOT_FOUND, 'Not answered: the token\'s check and this read are one statement, and ' +
+          'a token whose person is gone is refused (401).')
       }
     }
   }, async (request) => {
-    // The token lookup has just found this person, not suspended; only a deletion in between makes this miss.
-    const person = await findPerson(fastify.db, request.caller.personId)
-    if (person === null) throw fastify.httpErrors.notFound(PERSON_NOT_FOUND)
-    return { me: toPerson(person) }
+    // The token's check found this person, not suspended, in the same statement.
+    return { me: toPerson(await findMe(fastify.db, request.caller)) }
   })
 }
 

@@ -41,10 +41,11 @@ interface Update { rawId: string, field: ProjectField, value: string, ifMatch: s
 async function update (db: Db, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<{ project: Project }> {
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
-  // One statement: the checks (If-Match last), the write, the activity, for a
-  // description the subscriptions and notifications, and the project as it is now.
+  // One statement: the token's check, the checks (If-Match last), the write, the
+  // activity, for a description the subscriptions and notifications, and the
+  // project as it is now.
   const result = await updateProjectField(db, {
-    projectId, personId: caller.personId, tokenId: caller.tokenId, field, value, ifMatch,
+    projectId, actor: caller, field, value, ifMatch,
     mentions: field === 'description' ? mentionedPeople(value) : undefined
   })
   if (result.outcome === 'not_found') throw projectNotFound()
@@ -53,7 +54,7 @@ async function update (db: Db, caller: Caller, reply: FastifyReply, { rawId, fie
     // The statement's tag is exact unless it waited for a change committed meanwhile:
     // it saw that change's row, not what the change wrote elsewhere (notifications,
     // subscriptions). Only then is the project read again for its current tag.
-    const tag = result.moved ? (await findProject(db, projectId, caller.personId))?.etag : result.etag
+    const tag = result.moved ? (await findProject(db, projectId, caller))?.etag : result.etag
     if (tag === undefined) throw projectNotFound()
     throw preconditionFailed(tag)
   }
@@ -131,7 +132,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const projectId = decodeId(requireId(request.query.id, '/id'))
     const condition = ifNoneMatch(request.headers['if-none-match'])
-    const row = projectId === null ? null : await findProject(fastify.db, projectId, request.caller.personId)
+    const row = projectId === null ? null : await findProject(fastify.db, projectId, request.caller)
     if (!row) throw projectNotFound()
     const markdown = request.query.include_markdown === 'true'
     const etag = entityTag(row.etag, markdown)
@@ -165,7 +166,6 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const query = request.query
-    const personId = request.caller.personId
     const filters = {
       space_id: filterId(query.space_id, '/space_id'),
       goal_id: filterId(query.goal_id, '/goal_id'),
@@ -174,18 +174,24 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     }
     const limit = pageParameter(query.limit, '/limit', LIST_LIMIT)
     const codec = await fastify.cursors()
-    const scope = `projects/list\n${personId}\n${JSON.stringify(filters)}`
+    // The person is not known before the statement: the cursor carries the one it
+    // was issued to (under its MAC), and the statement reads a page only for them.
+    const scope = `projects/list\n${JSON.stringify(filters)}`
     const after = query.cursor === undefined ? null : listPosition(codec.decode(scope, query.cursor))
     // One more than the page: whether there is a next page, in the same statement.
-    const rows = await listProjects(fastify.db, {
-      personId, roles: filters.roles, spaceId: filters.space_id, goalId: filters.goal_id,
+    const result = await listProjects(fastify.db, request.caller, {
+      roles: filters.roles, spaceId: filters.space_id, goalId: filters.goal_id,
       includeArchived: filters.include_archived, after, limit: limit + 1
     })
+    if (!result.ownCursor) throw notThisCursor()
+    const rows = result.projects
     const page = rows.slice(0, limit)
     const last = page.at(-1)
     return {
       projects: page.map(toProject),
-      next_cursor: rows.length > limit && last !== undefined ? codec.encode(scope, { name: last.name, id: last.id }) : null
+      next_cursor: rows.length > limit && last !== undefined
+        ? codec.encode(scope, { name: last.name, id: last.id, person: result.personId })
+        : null
     }
   })
 }
@@ -198,13 +204,20 @@ function filterId (id: string | undefined, path: string): string | null {
   return uuid
 }
 
-/** Where the previous page ended, from its cursor; a cursor issued for anything else is a 400. */
-function listPosition (position: unknown): { name: string, id: string } {
-  if (typeof position === 'object' && position !== null && 'name' in position && 'id' in position &&
-    typeof position.name === 'string' && typeof position.id === 'string' && decodeId(position.id) === position.id) {
-    return { name: position.name, id: position.id }
+const notThisCursor = () => invalidInput('/cursor', 'is not a cursor of this list: pass next_cursor as it came, with the same filters')
+
+/**
+ * Where the previous page ended and whose list it was, from its cursor; a cursor
+ * issued for anything else is a 400 (one issued to another person, once the
+ * statement has found who the caller is).
+ */
+function listPosition (position: unknown): { name: string, id: string, person: string } {
+  if (typeof position === 'object' && position !== null && 'name' in position && 'id' in position && 'person' in position &&
+    typeof position.name === 'string' && typeof position.id === 'string' && decodeId(position.id) === position.id &&
+    typeof position.person === 'string' && decodeId(position.person) === position.person) {
+    return { name: position.name, id: position.id, person: position.person }
   }
-  throw invalidInput('/cursor', 'is not a cursor of this list: pass next_cursor as it came, with the same filters')
+  throw notThisCursor()
 }
 
 export default projects
