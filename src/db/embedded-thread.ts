@@ -8,6 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite'
 import type { FromThread, StatementResult, ThreadError, ThreadOptions, ToThread } from './embedded.js'
+import { PLAN_CACHE_MODE } from './statement-names.js'
 
 // Dates stay `YYYY-MM-DD` strings: turning them into a Date would shift them by the
 // process time zone.
@@ -50,9 +51,12 @@ function send (message: FromThread): void {
 
 async function openPGlite (): Promise<PGlite | null> {
   try {
-    return await PGlite.create(dataDir ?? 'memory://', {
+    const pglite = await PGlite.create(dataDir ?? 'memory://', {
       parsers: Object.fromEntries([DATE_OID, ...JSON_OIDS].map((oid) => [oid, asText]))
     })
+    // The session's setting, for the whole life of its one connection.
+    await pglite.exec(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`)
+    return pglite
   } catch (error) {
     // The opener says why and ends this thread.
     send({ started: false, error: describe(error) })

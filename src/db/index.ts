@@ -6,6 +6,7 @@ import type { Config } from '../config.js'
 import { ApiPostgresDialect } from './dialect.js'
 import type { EmbeddedDatabase } from './embedded.js'
 import type { Database } from './types.js'
+import { PLAN_CACHE_MODE } from './statement-names.js'
 
 export type Db = Kysely<Database>
 
@@ -61,6 +62,8 @@ export async function createDb (options: DbOptions, { log }: { log?: LogConfig }
       max: options.poolSize,
       connectionTimeoutMillis: options.connectionTimeoutMs,
       statement_timeout: options.statementTimeoutMs,
+      // A startup parameter, like statement_timeout (docs/deployment.md: PgBouncer).
+      options: `-c plan_cache_mode=${PLAN_CACHE_MODE}`,
       types
     })
     // A connection that dies must not take the process down: pg-pool listens for

@@ -34,7 +34,7 @@ async function preparedOnOneConnection (t: Tap, preparedStatements: boolean) {
     t.equal(renamed.json().project.name, `Name ${i}`)
     t.equal((await api.updateDescription({ project_id: project.publicId, description: `{"v":${i}}` })).statusCode, 200)
   }
-  const { rows } = await sql<{ name: string, statement: string }>`SELECT name, statement FROM pg_prepared_statements ORDER BY statement`.execute(db)
+  const { rows } = await sql<{ name: string, statement: string, generic_plans: string, custom_plans: string }>`SELECT name, statement, generic_plans::text, custom_plans::text FROM pg_prepared_statements ORDER BY statement`.execute(db)
   return rows
 }
 
@@ -44,6 +44,14 @@ t.test('the per-request statements are prepared once per connection', { skip }, 
   for (const row of rows) t.match(row.name, /^api_[0-9a-f]{24}$/)
   t.ok(rows.every((r) => /"api_tokens"/.test(r.statement)), 'each checks the token itself')
   t.equal(rows.filter((r) => /update "projects"/.test(r.statement)).length, 2, 'the two mutations')
+  // PostgreSQL's default would plan the mutations anew on every call (src/db/statement-names.ts).
+  t.same(rows.map((r) => [r.generic_plans, r.custom_plans]), [['3', '0'], ['3', '0'], ['3', '0']], 'each run on its generic plan, none planned anew')
+})
+
+t.test('the connections plan statements generically, on PostgreSQL and on the embedded database', async (t) => {
+  const { db } = await build(t)
+  const { rows: [row] } = await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(db)
+  t.equal(row?.plan_cache_mode, 'force_generic_plan')
 })
 
 t.test('DB_PREPARED_STATEMENTS=false sends every statement unnamed', { skip }, async (t) => {
