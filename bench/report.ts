@@ -530,9 +530,8 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '- Runs go in the table\'s order, and every description change adds notifications (about 100 each on the projects with long lists), ' +
       'so the notifications table grows through the run; the readers\' inboxes do not.',
     ...(figures.embedded.length > 0
-      ? ['- The embedded database runs inside the server\'s event loop. While that loop is saturated, Node accepts one pending ' +
-          'connection per loop iteration, so at 50 connections some connections get their first answer only seconds into the run: ' +
-          'the embedded p99 at 50 connections measures connection admission as much as query time.']
+      ? ['- The embedded database (PGlite) runs in a thread of the server\'s process, one statement at a time: its figures are ' +
+          'one PostgreSQL backend\'s, beside the server\'s own event loop, and its resident memory is the server\'s plus the database\'s.']
       : []),
     '',
     '### The statements (captured from the server, replayed by pgbench)',
