@@ -4,8 +4,9 @@
 // reason, then 403 read_only_token on a mutation, before any 400 or 404); a token
 // that may not act writes nothing; the token's use is recorded at most once a
 // minute, by reads and mutations alike; many mutations of one project with one
-// token at once neither wait for nor deadlock on the token's row; and a database
-// that takes no writes still serves every read, in one statement.
+// token at once neither wait for nor deadlock on the token's row; a database
+// that takes no writes still serves every read, in one statement; and a token that
+// changes between the statement and the lookup gets a 503 to try again.
 import t from 'tap'
 import { sql, type LogEvent } from 'kysely'
 import { createDb, type Db } from '../../src/db/index.js'
@@ -292,4 +293,31 @@ t.test('a database that takes no writes: every read answers, in one statement, w
   await sql`RESET default_transaction_read_only`.execute(one)
   const used = await one.selectFrom('api_tokens').select('last_used_at').executeTakeFirstOrThrow()
   t.equal(used.last_used_at, null, "the token's use was not recorded, and nothing failed for it")
+})
+
+t.test('a token that becomes usable between the statement and the lookup that says why: 503 to try again, then served', async (t) => {
+  const person = await createPerson(db, company.id)
+  const token = (await tokenFor(db, person.email)).token
+  await db.updateTable('people').set({ suspended_at: new Date() }).where('id', '=', person.id).execute()
+  // The operation's statement finds no caller; the person is reinstated before the lookup runs.
+  const original = db.executeQuery.bind(db)
+  let reinstated = false
+  db.executeQuery = (async (query: Parameters<Db['executeQuery']>[0]) => {
+    const result = await original(query)
+    if (!reinstated) {
+      reinstated = true
+      await original(sql`UPDATE people SET suspended_at = NULL WHERE id = ${person.id}`.compile(db))
+    }
+    return result
+  }) as Db['executeQuery']
+  t.teardown(() => { db.executeQuery = original })
+
+  const changed = await app.inject({ method: 'GET', url: '/api/external/v1/people/get_me', headers: api(token) })
+  t.ok(reinstated)
+  t.equal(changed.statusCode, 503)
+  t.match(changed.json(), { code: 'unavailable', message: 'the token changed while the request was served; try again' })
+  t.ok(Number(changed.headers['retry-after']) > 0, 'with Retry-After')
+  const again = await app.inject({ method: 'GET', url: '/api/external/v1/people/get_me', headers: api(token) })
+  t.equal(again.statusCode, 200, 'served once asked again')
+  t.equal(again.json().me.email, person.email)
 })
