@@ -196,52 +196,16 @@ t.test('every token kind × operation × visibility answers as the table says', 
 
 // The same cells with conditional headers that never match: a stale If-Match on the
 // mutations, If-None-Match: * on get. Authentication, read-only, visibility and
-// permission answer first, exactly as above; only where the table above says 200
+// permission answer first, exactly as in the table above; only where it says 200
 // does the condition decide: 412 precondition_failed with the current tag for a
 // mutation (nothing written), 304 with the tag and no body for get.
-const CONDITIONAL_TABLE = `
-kind          op                  public               internal             confidential         secret  archived
-write         update_name         412                  403:forbidden        412                  404     404
-write         update_description  412                  403:forbidden        412                  404     404
-write         get                 304                  304                  304                  404     304
-read_only     update_name         403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
-read_only     update_description  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
-read_only     get                 304                  304                  304                  404     304
-foreign       update_name         403:forbidden        404                  404                  404     404
-foreign       update_description  403:forbidden        404                  404                  404     404
-foreign       get                 304                  404                  404                  404     404
-expired       update_name         401                  401                  401                  401     401
-expired       update_description  401                  401                  401                  401     401
-expired       get                 401                  401                  401                  401     401
-revoked       update_name         401                  401                  401                  401     401
-revoked       update_description  401                  401                  401                  401     401
-revoked       get                 401                  401                  401                  401     401
-suspended     update_name         401                  401                  401                  401     401
-suspended     update_description  401                  401                  401                  401     401
-suspended     get                 401                  401                  401                  401     401
-malformed     update_name         401                  401                  401                  401     401
-malformed     update_description  401                  401                  401                  401     401
-malformed     get                 401                  401                  401                  401     401
-other_scheme  update_name         401                  401                  401                  401     401
-other_scheme  update_description  401                  401                  401                  401     401
-other_scheme  get                 401                  401                  401                  401     401
-empty         update_name         401                  401                  401                  401     401
-empty         update_description  401                  401                  401                  401     401
-empty         get                 401                  401                  401                  401     401
-missing       update_name         401                  401                  401                  401     401
-missing       update_description  401                  401                  401                  401     401
-missing       get                 401                  401                  401                  401     401
-`
+function conditionalCell (op: string, cell: { status: number, code: string | null }) {
+  if (cell.status !== 200) return cell
+  return op === 'get' ? { status: 304, code: null } : { status: 412, code: 'precondition_failed' }
+}
 
 t.test('every token kind × operation × visibility with a condition that never matches answers as its table says', async (t) => {
-  const conditional = new Map<string, { status: number, code: string | null }>()
-  for (const line of CONDITIONAL_TABLE.trim().split('\n').slice(1)) {
-    const [kind, op, ...cells] = line.trim().split(/\s+/)
-    cells.forEach((cell, i) => {
-      const [status, code] = cell.split(':')
-      conditional.set(`${kind} ${op} ${VISIBILITIES[i]}`, { status: Number(status), code: code ?? ({ 401: 'unauthenticated', 404: 'not_found', 412: 'precondition_failed' } as Record<number, string>)[Number(status)] ?? null })
-    })
-  }
+  const conditional = new Map([...expected].map(([key, cell]) => [key, conditionalCell(key.split(' ')[1]!, cell)]))
   t.equal(conditional.size, 10 * 3 * 5, 'the table has a cell for every combination')
   for (const kind of Object.keys(AUTHORIZATION) as Kind[]) {
     for (const op of ['update_name', 'update_description', 'get'] as Op[]) {
