@@ -25,6 +25,20 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
+/** Starts a transaction with Kysely's settings (both drivers: this one and embedded.ts's). */
+export async function beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+  const modes = [settings.isolationLevel && `isolation level ${settings.isolationLevel}`, settings.accessMode].filter(Boolean)
+  await connection.executeQuery(CompiledQuery.raw(modes.length > 0 ? `start transaction ${modes.join(' ')}` : 'begin'))
+}
+
+/**
+ * Commits, and fails when PostgreSQL did not: it completes COMMIT with a ROLLBACK
+ * tag if an earlier statement error left the transaction aborted.
+ */
+export async function commitTransaction (connection: { control: (text: 'commit') => Promise<string | undefined> }): Promise<void> {
+  if (await connection.control('commit') === 'ROLLBACK') throw new AbortedTransactionError()
+}
+
 export interface ApiPostgresDialectConfig {
   pool: pg.Pool
   /** Send the statements of prepare() by name (not through PgBouncer < 1.21 in transaction mode). */
@@ -100,14 +114,11 @@ class ApiPostgresDriver implements Driver {
   }
 
   async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    const modes = [settings.isolationLevel && `isolation level ${settings.isolationLevel}`, settings.accessMode].filter(Boolean)
-    await connection.executeQuery(CompiledQuery.raw(modes.length > 0 ? `start transaction ${modes.join(' ')}` : 'begin'))
+    await beginTransaction(connection, settings)
   }
 
   async commitTransaction (connection: ApiPostgresConnection): Promise<void> {
-    // PostgreSQL completes COMMIT with a ROLLBACK tag if an earlier statement error
-    // left the transaction aborted.
-    if (await connection.control('commit') === 'ROLLBACK') throw new AbortedTransactionError()
+    await commitTransaction(connection)
   }
 
   async rollbackTransaction (connection: ApiPostgresConnection): Promise<void> {

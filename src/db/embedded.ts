@@ -13,10 +13,11 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import {
-  AbortedTransactionError, CompiledQuery, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
+  type CompiledQuery, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
   type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings
 } from 'kysely'
 import { lockDataDir, privateFiles } from './data-dir.js'
+import { beginTransaction, commitTransaction } from './dialect.js'
 import { statementName } from './statement-names.js'
 
 /** What the database thread is started with. */
@@ -290,14 +291,11 @@ class EmbeddedDriver implements Driver {
   }
 
   async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    const modes = [settings.isolationLevel && `isolation level ${settings.isolationLevel}`, settings.accessMode].filter(Boolean)
-    await connection.executeQuery(CompiledQuery.raw(modes.length > 0 ? `start transaction ${modes.join(' ')}` : 'begin'))
+    await beginTransaction(connection, settings)
   }
 
   async commitTransaction (connection: EmbeddedConnection): Promise<void> {
-    // PostgreSQL completes COMMIT with a ROLLBACK tag if an earlier statement error
-    // left the transaction aborted.
-    if (await connection.control('commit') === 'ROLLBACK') throw new AbortedTransactionError()
+    await commitTransaction(connection)
   }
 
   async rollbackTransaction (connection: EmbeddedConnection): Promise<void> {
