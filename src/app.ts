@@ -63,6 +63,7 @@ import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import { COMPONENTS } from './schemas/components.js'
+import { buildSerializer } from './schemas/serializer.js'
 import { loggerOptions } from './logger.js'
 import dbPlugin from './plugins/db.js'
 import requestIds, { requestId } from './plugins/request-id.js'
@@ -96,6 +97,8 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
     // Fastify's own closing 503 is not in the error envelope; requests that reach
     // a closing server are served instead (see plugins/transport.ts).
     return503OnClosing: false,
+    // Answers are written from the response schemas, nullable fields without validation (schemas/serializer.ts).
+    schemaController: { compilersFactory: { buildSerializer } },
     ajv: {
       // The contract forbids silently rewriting input: no stripping, no coercion.
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false }

@@ -15,29 +15,46 @@ export function isUuid (text: string): boolean {
 }
 
 const TWO_32 = 2 ** 32
+const HEX_DIGIT = new Int8Array(128)
+for (const [i, c] of [...'0123456789abcdef'].entries()) {
+  HEX_DIGIT[c.charCodeAt(0)] = i
+  HEX_DIGIT[c.toUpperCase().charCodeAt(0)] = i
+}
+/** Every two-digit base62 string, by value: a step of the division yields two digits. */
+const PAIRS = Array.from({ length: 62 * 62 }, (_, n) => ALPHABET[Math.floor(n / 62)]! + ALPHABET[n % 62]!)
+const PAIR_BASE = 62 * 62
+
+/** The 32-bit value of the 8 hex digits of `uuid` at `a` (4) and `b` (4). */
+function hexWord (uuid: string, a: number, b: number): number {
+  let w = 0
+  for (let i = a; i < a + 4; i++) w = w * 16 + HEX_DIGIT[uuid.charCodeAt(i)]!
+  for (let i = b; i < b + 4; i++) w = w * 16 + HEX_DIGIT[uuid.charCodeAt(i)]!
+  return w
+}
 
 /**
- * A response carries an id for every milestone, contributor and subscriber, so
- * this runs hundreds of times per large project: long division of the 128 bits as
- * four 32-bit words in plain numbers (each step stays below 2^53), not BigInt.
+ * A response carries an id for every milestone, contributor, subscriber and
+ * notification, so this runs hundreds of times per answer: long division of the
+ * 128 bits as four 32-bit words in plain numbers (each step stays below 2^53), not
+ * BigInt, by 62² so that each step gives two digits (22 digits: 11 steps).
  */
 export function shortId (uuid: string): string {
   // Canonical UUID text: 8-4-4-4-12 hex digits.
-  let w0 = parseInt(uuid.slice(0, 8), 16)
-  let w1 = parseInt(uuid.slice(9, 13) + uuid.slice(14, 18), 16)
-  let w2 = parseInt(uuid.slice(19, 23) + uuid.slice(24, 28), 16)
-  let w3 = parseInt(uuid.slice(28, 36), 16)
+  let w0 = hexWord(uuid, 0, 4)
+  let w1 = hexWord(uuid, 9, 14)
+  let w2 = hexWord(uuid, 19, 24)
+  let w3 = hexWord(uuid, 28, 32)
   let out = ''
-  for (let i = 0; i < SHORT_LENGTH; i++) {
+  for (let i = 0; i < SHORT_LENGTH / 2; i++) {
     let current = w0
-    w0 = Math.floor(current / 62)
-    current = (current - w0 * 62) * TWO_32 + w1
-    w1 = Math.floor(current / 62)
-    current = (current - w1 * 62) * TWO_32 + w2
-    w2 = Math.floor(current / 62)
-    current = (current - w2 * 62) * TWO_32 + w3
-    w3 = Math.floor(current / 62)
-    out = ALPHABET[current - w3 * 62] + out
+    w0 = Math.floor(current / PAIR_BASE)
+    current = (current - w0 * PAIR_BASE) * TWO_32 + w1
+    w1 = Math.floor(current / PAIR_BASE)
+    current = (current - w1 * PAIR_BASE) * TWO_32 + w2
+    w2 = Math.floor(current / PAIR_BASE)
+    current = (current - w2 * PAIR_BASE) * TWO_32 + w3
+    w3 = Math.floor(current / PAIR_BASE)
+    out = PAIRS[current - w3 * PAIR_BASE] + out
   }
   return out
 }
@@ -52,9 +69,24 @@ export function slug (name: string): string {
     .replace(/^-+|-+$/g, '')
 }
 
+// A page of notifications names the same few projects again and again; Unicode
+// normalisation is the dear part of a slug. Bounded: emptied when full.
+const SLUGS = new Map<string, string>()
+const SLUGS_MAX = 2000
+
+function cachedSlug (name: string): string {
+  let prefix = SLUGS.get(name)
+  if (prefix === undefined) {
+    if (SLUGS.size >= SLUGS_MAX) SLUGS.clear()
+    prefix = slug(name)
+    SLUGS.set(name, prefix)
+  }
+  return prefix
+}
+
 /** The id clients see for a named resource: `website-redesign-4Ck0aqTnqYgPo0FVqTbLYS`. */
 export function sluggedId (uuid: string, name: string): string {
-  const prefix = slug(name)
+  const prefix = cachedSlug(name)
   return prefix ? `${prefix}-${shortId(uuid)}` : shortId(uuid)
 }
 
