@@ -10,7 +10,22 @@ import type { PersonRow, ProjectView } from '../db/project-aggregate.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
 
-export const iso = (value: Date | string) => new Date(value).toISOString()
+// How PostgreSQL writes a UTC timestamp in JSON: `2026-11-24T10:00:00.123456+00:00`,
+// the fraction (up to 6 digits) left out when zero.
+const POSTGRES_UTC = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00:00$/
+
+/**
+ * ISO 8601 in UTC with milliseconds, as Date#toISOString writes it (extra digits
+ * truncated). Answers hold hundreds of timestamps that arrive in PostgreSQL's form,
+ * which is rewritten as text; anything else goes through Date.
+ */
+export function iso (value: Date | string): string {
+  if (typeof value === 'string') {
+    const utc = POSTGRES_UTC.exec(value)
+    if (utc !== null) return `${utc[1]}.${((utc[2] ?? '') + '000').slice(0, 3)}Z`
+  }
+  return new Date(value).toISOString()
+}
 export const isoOrNull = (value: Date | string | null) => value === null ? null : iso(value)
 
 export function toPerson (p: PersonRow): Person {

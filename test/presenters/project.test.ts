@@ -4,8 +4,9 @@
 import t from 'tap'
 import { Value } from 'typebox/value'
 import type { ProjectView } from '../../src/db/project-aggregate.js'
+import fc from 'fast-check'
 import {
-  nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe
+  iso, nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe
 } from '../../src/presenters/project.js'
 import { ProjectSchema } from '../../src/schemas/projects.js'
 import { COMPONENTS } from '../../src/schemas/components.js'
@@ -158,4 +159,21 @@ t.test('toProject: the wire object of SPEC part 7 from an aggregate row', async 
   t.equal(archived.is_outdated, true)
   t.equal(archived.my_role, null)
   t.same(archived.permissions, permissions(10))
+})
+
+t.test('iso: PostgreSQL\'s JSON timestamps rewritten as Date#toISOString writes them; anything else through Date', async (t) => {
+  t.equal(iso('2026-11-24T10:00:00.123456+00:00'), '2026-11-24T10:00:00.123Z', 'extra digits truncated')
+  t.equal(iso('2026-11-24T10:00:00.12+00:00'), '2026-11-24T10:00:00.120Z')
+  t.equal(iso('2026-11-24T10:00:00+00:00'), '2026-11-24T10:00:00.000Z', 'no fraction')
+  t.equal(iso('2026-11-24T11:00:00.5+01:00'), '2026-11-24T10:00:00.500Z', 'another offset')
+  t.equal(iso(new Date('2026-11-24T10:00:00Z')), '2026-11-24T10:00:00.000Z')
+  // PostgreSQL's form of any instant from year 1000 to 9999, microseconds with trailing zeros dropped.
+  const postgresForm = fc.tuple(fc.integer({ min: Date.UTC(1000, 0, 1), max: Date.UTC(9999, 11, 31) }), fc.integer({ min: 0, max: 999 }))
+    .map(([ms, micros]) => {
+      const [seconds, fraction] = new Date(ms).toISOString().slice(0, -1).split('.')
+      const digits = `${fraction}${String(micros).padStart(3, '0')}`.replace(/0+$/, '')
+      return `${seconds}${digits ? `.${digits}` : ''}+00:00`
+    })
+  fc.assert(fc.property(postgresForm, (text) => iso(text) === new Date(text).toISOString()), { numRuns: 5000 })
+  t.pass('5000 instants agree with Date')
 })
