@@ -234,6 +234,10 @@ function targets (figures: Figures, settings: Settings): string[] {
       }
     }
     lines.push(`embedded ≥ 0.5 of PostgreSQL req/s: ${parts.join(', ')}`)
+    lines.push(`embedded p99 < 500 ms at ${high} connections: ` + OPERATIONS.map((op) => {
+      const em = find(figures.embedded, op, high)
+      return em && em.requests > 0 ? `${LABELS[op]} ${f(em.p99)} ms (${verdict(em.p99 < 500)})` : `${LABELS[op]} – (no answer in the run)`
+    }).join(', '))
   }
   return lines
 }
