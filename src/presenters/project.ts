@@ -96,8 +96,29 @@ export function subscriberRole (contributor: { role: string, responsibility: str
   return contributor.responsibility ?? contributor.person.title ?? contributor.role
 }
 
-/** The API's Project from an aggregate row and the person's access level. */
-export function toProject (row: ProjectView): Project {
+/**
+ * The people an answer has already written, by UUID: a project names its champion
+ * up to four times (champion, contributor, potential subscriber, subscriber) and a
+ * page of projects the same company's people again and again. One object each,
+ * their id encoded once.
+ */
+export type PeopleSeen = Map<string, Person>
+
+function personIn (seen: PeopleSeen, p: PersonRow): Person {
+  let person = seen.get(p.id)
+  if (person === undefined) {
+    person = toPerson(p)
+    seen.set(p.id, person)
+  }
+  return person
+}
+
+/**
+ * The API's Project from an aggregate row and the person's access level; `seen`
+ * is shared by the projects of one answer.
+ */
+export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Project {
+  const person = (p: PersonRow) => personIn(seen, p)
   const milestones = row.milestones.map((m) => ({
     id: shortId(m.id),
     title: m.title,
@@ -130,14 +151,14 @@ export function toProject (row: ProjectView): Project {
     is_archived: row.archived_at !== null,
     is_outdated: isOutdated,
     is_pinned: row.is_pinned === true,
-    champion: champion ? toPerson(champion.person) : null,
-    reviewer: reviewer ? toPerson(reviewer.person) : null,
+    champion: champion ? person(champion.person) : null,
+    reviewer: reviewer ? person(reviewer.person) : null,
     contributors: contributors.map((c) => ({
       id: shortId(c.id),
       role: c.role,
       responsibility: c.responsibility,
       access_level: c.access_level,
-      person: toPerson(c.person)
+      person: person(c.person)
     })),
     goal: row.goal
       ? {
@@ -158,10 +179,10 @@ export function toProject (row: ProjectView): Project {
           id: shortId(lastCheckIn.id),
           status: lastCheckIn.status,
           description: lastCheckIn.description,
-          author: toPerson(lastCheckIn.author),
+          author: person(lastCheckIn.author),
           inserted_at: iso(lastCheckIn.inserted_at),
           acknowledged_at: isoOrNull(lastCheckIn.acknowledged_at),
-          acknowledged_by: lastCheckIn.acknowledged_by ? toPerson(lastCheckIn.acknowledged_by) : null
+          acknowledged_by: lastCheckIn.acknowledged_by ? person(lastCheckIn.acknowledged_by) : null
         }
       : null,
     milestones,
@@ -174,14 +195,14 @@ export function toProject (row: ProjectView): Project {
       role: subscriberRole(c),
       priority: c.role !== 'contributor',
       is_subscribed: c.is_subscribed === true,
-      person: toPerson(c.person)
+      person: person(c.person)
     })),
     subscription_list: row.subscription_list
       ? {
           id: shortId(row.subscription_list.id),
           send_to_everyone: row.subscription_list.send_to_everyone,
           subscriptions: row.subscription_list.subscriptions.map((s) => ({
-            id: shortId(s.id), type: s.type, canceled: s.canceled, person: toPerson(s.person)
+            id: shortId(s.id), type: s.type, canceled: s.canceled, person: person(s.person)
           }))
         }
       : null,
@@ -190,7 +211,7 @@ export function toProject (row: ProjectView): Project {
       ? {
           id: shortId(row.retrospective.id),
           content: row.retrospective.content,
-          author: toPerson(row.retrospective.author),
+          author: person(row.retrospective.author),
           closed_at: isoOrNull(row.retrospective.closed_at),
           success_status: row.retrospective.success_status
         }

@@ -15,7 +15,7 @@ import { findProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
 import type { Project } from '../../schemas/projects.js'
-import { toProject } from '../../presenters/project.js'
+import { toProject, type PeopleSeen } from '../../presenters/project.js'
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
@@ -187,8 +187,10 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const rows = result.projects
     const page = rows.slice(0, limit)
     const last = page.at(-1)
+    // The page's projects share their people (presenters/project.ts).
+    const seen: PeopleSeen = new Map()
     return {
-      projects: page.map(toProject),
+      projects: page.map((row) => toProject(row, seen)),
       next_cursor: rows.length > limit && last !== undefined
         ? codec.encode(scope, { name: last.name, id: last.id, person: result.personId })
         : null
