@@ -82,3 +82,17 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
     }
   }
 }
+
+/**
+ * A fresh database whose app pool is one connection, so that a session setting
+ * (SET ROLE, default_transaction_read_only) holds for every request; every
+ * statement goes to `log`. Closed at the test's end.
+ */
+export async function oneConnectionDatabase (t: { teardown: (fn: () => unknown) => void }, log: LogConfig): Promise<Db> {
+  const database = await createTestDatabase({ log })
+  t.teardown(() => database.close())
+  if (database.url === undefined) return database.db
+  const db = await createDb(databaseOptions({ DATABASE_URL: database.url, DB_POOL_SIZE: '1' }), { log })
+  t.teardown(() => db.destroy())
+  return db
+}

@@ -9,9 +9,9 @@
 // changes between the statement and the lookup gets a 503 to try again.
 import t from 'tap'
 import { sql, type LogEvent } from 'kysely'
-import { createDb, type Db } from '../../src/db/index.js'
+import type { Db } from '../../src/db/index.js'
 import { shortId } from '../../src/ids.js'
-import { createTestDatabase, databaseOptions } from '../database.js'
+import { oneConnectionDatabase } from '../database.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 import { sendRaw } from '../http.js'
 import { listen } from '../launch.js'
@@ -35,23 +35,28 @@ const webhookId = hook.json().webhook.id as string
 
 interface Operation { method: 'GET' | 'POST', path: string, query?: Record<string, string>, body?: object }
 
-/** Every authenticated operation, with input that succeeds for the admin's write token. */
-const OPERATIONS: Operation[] = [
-  { method: 'POST', path: 'projects/update_name', body: { project_id: project.publicId, name: 'Guarded' } },
-  { method: 'POST', path: 'projects/update_description', body: { project_id: project.publicId, description: '"guarded"' } },
-  { method: 'GET', path: 'projects/get', query: { id: project.publicId } },
+/** Every read, with input that succeeds for an admin who may see the project, their company having the webhook. */
+const readsOf = (projectId: string, webhookId: string): Operation[] => [
+  { method: 'GET', path: 'projects/get', query: { id: projectId } },
   { method: 'GET', path: 'projects/list' },
   { method: 'GET', path: 'people/get_me' },
   { method: 'GET', path: 'companies/get' },
   { method: 'GET', path: 'notifications/list' },
   { method: 'GET', path: 'notifications/get_unread_count' },
+  { method: 'GET', path: 'webhooks/list' },
+  { method: 'GET', path: 'webhooks/list_deliveries', query: { webhook_id: webhookId } }
+]
+
+/** Every authenticated operation, with input that succeeds for the admin's write token (the webhook's deletion last). */
+const OPERATIONS: Operation[] = [
+  { method: 'POST', path: 'projects/update_name', body: { project_id: project.publicId, name: 'Guarded' } },
+  { method: 'POST', path: 'projects/update_description', body: { project_id: project.publicId, description: '"guarded"' } },
+  ...readsOf(project.publicId, webhookId),
   { method: 'POST', path: 'notifications/mark_as_read', body: { id: shortId(notification.id) } },
   { method: 'POST', path: 'notifications/mark_many_as_read', body: { ids: [shortId(notification.id)] } },
   { method: 'POST', path: 'notifications/mark_all_as_read', body: {} },
   { method: 'POST', path: 'webhooks/create', body: { url: 'https://8.8.8.8/other' } },
-  { method: 'GET', path: 'webhooks/list' },
   { method: 'POST', path: 'webhooks/rotate_secret', body: { id: webhookId } },
-  { method: 'GET', path: 'webhooks/list_deliveries', query: { webhook_id: webhookId } },
   { method: 'POST', path: 'webhooks/delete', body: { id: webhookId } }
 ]
 
@@ -246,11 +251,8 @@ t.test("a token row locked by someone else: reads and mutations answer at once, 
 t.test('a database that takes no writes: every read answers, in one statement, without recording the use; a bad token is still 401', async (t) => {
   const own: string[] = []
   const log = (event: LogEvent) => { own.push(event.query.sql) }
-  const database = await createTestDatabase({ log })
-  t.teardown(() => database.close())
   // One connection, so that the session setting holds for every request.
-  const one: Db = database.url ? await createDb(databaseOptions({ DATABASE_URL: database.url, DB_POOL_SIZE: '1' }), { log }) : database.db
-  if (one !== database.db) t.teardown(() => one.destroy())
+  const one = await oneConnectionDatabase(t, log)
   const { app: server } = await build(t, { db: one })
   const c = await createCompany(one)
   const person = await createPerson(one, c.id, { isAdmin: true })
@@ -261,16 +263,7 @@ t.test('a database that takes no writes: every read answers, in one statement, w
     method: op.method, url: `/api/external/v1/${op.path}`, headers: api(bearer), ...(op.query ? { query: op.query } : {}), ...(op.body ? { payload: op.body } : {})
   })
   const hookMade = await call({ method: 'POST', path: 'webhooks/create', body: { url: 'https://8.8.8.8/hook' } })
-  const reads: Operation[] = [
-    { method: 'GET', path: 'projects/get', query: { id: p.publicId } },
-    { method: 'GET', path: 'projects/list' },
-    { method: 'GET', path: 'people/get_me' },
-    { method: 'GET', path: 'companies/get' },
-    { method: 'GET', path: 'notifications/list' },
-    { method: 'GET', path: 'notifications/get_unread_count' },
-    { method: 'GET', path: 'webhooks/list' },
-    { method: 'GET', path: 'webhooks/list_deliveries', query: { webhook_id: hookMade.json().webhook.id } }
-  ]
+  const reads = readsOf(p.publicId, hookMade.json().webhook.id)
   const normal = new Map<string, string>()
   for (const op of reads) normal.set(op.path, (await call(op)).body)
   await one.updateTable('api_tokens').set({ last_used_at: null }).execute()

@@ -4,10 +4,10 @@
 import { randomBytes } from 'node:crypto'
 import { sql, type LogEvent } from 'kysely'
 import t from 'tap'
-import { createDb, type Db } from '../../src/db/index.js'
+import { createDb } from '../../src/db/index.js'
 import { expectedMigrations } from '../../src/db/migrate.js'
 import { SCHEMAS, TABLE_PRIVILEGES } from '../../src/db/readiness.js'
-import { createTestDatabase, databaseOptions } from '../database.js'
+import { databaseOptions, oneConnectionDatabase } from '../database.js'
 import { build, client, grantServicePrivileges, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -82,10 +82,7 @@ interface LogLine { level: number, msg: string }
 async function oneConnection (t: Tap) {
   const statements: string[] = []
   const log = (event: LogEvent) => { statements.push(event.query.sql) }
-  const database = await createTestDatabase({ log })
-  t.teardown(() => database.close())
-  const db: Db = database.url ? await createDb(databaseOptions({ DATABASE_URL: database.url, DB_POOL_SIZE: '1' }), { log }) : database.db
-  if (db !== database.db) t.teardown(() => db.destroy())
+  const db = await oneConnectionDatabase(t, log)
   const lines: LogLine[] = []
   const { app: server } = await build(t, { db, env: { LOG_LEVEL: 'info' }, logStream: { write: (line: string) => { lines.push(JSON.parse(line)) } } })
   const cleanups: Array<() => Promise<unknown>> = []
