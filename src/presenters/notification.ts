@@ -1,14 +1,43 @@
 // A person's notification as notifications/list shows it: SPEC's Notification, with
 // the project (its current name, in the API's id form) and the author it is about.
 import type { NotificationRow } from '../db/notifications.js'
-import { sluggedId } from '../ids.js'
+import { shortId, sluggedId } from '../ids.js'
 import type { NotificationItem } from '../schemas/notifications.js'
-import { toNotification, toPerson } from './project.js'
+import { iso, isoOrNull, personIn, type PeopleSeen } from './project.js'
 
-export function toNotificationItem (row: NotificationRow): NotificationItem {
-  return {
-    ...toNotification(row),
-    project: row.project === null ? null : { id: sluggedId(row.project.id, row.project.name), name: row.project.name },
-    author: row.author === null ? null : toPerson(row.author)
+type ProjectRef = NonNullable<NotificationItem['project']>
+
+/**
+ * The projects a page has already named, by UUID (a page is one statement's
+ * snapshot: one name each): a page of a hundred notifications names a few projects
+ * again and again. One object each, its id encoded once.
+ */
+type ProjectsSeen = Map<string, ProjectRef>
+
+function projectIn (seen: ProjectsSeen, project: { id: string, name: string }): ProjectRef {
+  let ref = seen.get(project.id)
+  if (ref === undefined) {
+    ref = { id: sluggedId(project.id, project.name), name: project.name }
+    seen.set(project.id, ref)
   }
+  return ref
+}
+
+export function toNotificationItem (row: NotificationRow, people: PeopleSeen = new Map(), projects: ProjectsSeen = new Map()): NotificationItem {
+  return {
+    id: shortId(row.id),
+    action: row.action,
+    read: row.read,
+    read_at: isoOrNull(row.read_at),
+    inserted_at: iso(row.inserted_at),
+    project: row.project === null ? null : projectIn(projects, row.project),
+    author: row.author === null ? null : personIn(people, row.author)
+  }
+}
+
+/** A page of notifications: its authors and projects written once each. */
+export function toNotificationItems (rows: readonly NotificationRow[]): NotificationItem[] {
+  const people: PeopleSeen = new Map()
+  const projects: ProjectsSeen = new Map()
+  return rows.map((row) => toNotificationItem(row, people, projects))
 }

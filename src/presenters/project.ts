@@ -11,8 +11,33 @@ import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
 
 // How PostgreSQL writes a UTC timestamp in JSON: `2026-11-24T10:00:00.123456+00:00`,
-// the fraction (up to 6 digits) left out when zero.
-const POSTGRES_UTC = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00:00$/
+// the fraction (up to 6 digits) left out when zero. Its shape, character by
+// character: d a digit, anything else itself.
+const POSTGRES_UTC = 'dddd-dd-ddTdd:dd:dd'
+const UTC_SUFFIX = '+00:00'
+const ZERO = 48
+const NINE = 57
+
+function digitsAt (text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i)
+    if (c < ZERO || c > NINE) return false
+  }
+  return true
+}
+
+/** The length of the fraction (0 to 6 digits) of a timestamp in PostgreSQL's UTC form, or -1 when it is not in that form. */
+function postgresUtcFraction (text: string): number {
+  const length = text.length
+  // 19 characters, an optional `.` and 1 to 6 digits, then `+00:00`.
+  if (length < 25 || length > 32 || length === 26 || !text.endsWith(UTC_SUFFIX)) return -1
+  for (let i = 0; i < 19; i++) {
+    const shape = POSTGRES_UTC.charCodeAt(i)
+    if (shape === 100 /* d */ ? !digitsAt(text, i, i + 1) : text.charCodeAt(i) !== shape) return -1
+  }
+  if (length === 25) return 0
+  return text.charCodeAt(19) === 46 /* . */ && digitsAt(text, 20, length - 6) ? length - 26 : -1
+}
 
 /**
  * ISO 8601 in UTC with milliseconds, as Date#toISOString writes it (extra digits
@@ -21,8 +46,10 @@ const POSTGRES_UTC = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00
  */
 export function iso (value: Date | string): string {
   if (typeof value === 'string') {
-    const utc = POSTGRES_UTC.exec(value)
-    if (utc !== null) return `${utc[1]}.${((utc[2] ?? '') + '000').slice(0, 3)}Z`
+    const fraction = postgresUtcFraction(value)
+    if (fraction >= 3) return value.slice(0, 23) + 'Z'
+    if (fraction > 0) return value.slice(0, 20 + fraction) + (fraction === 1 ? '00Z' : '0Z')
+    if (fraction === 0) return value.slice(0, 19) + '.000Z'
   }
   return new Date(value).toISOString()
 }
@@ -104,7 +131,7 @@ export function subscriberRole (contributor: { role: string, responsibility: str
  */
 export type PeopleSeen = Map<string, Person>
 
-function personIn (seen: PeopleSeen, p: PersonRow): Person {
+export function personIn (seen: PeopleSeen, p: PersonRow): Person {
   let person = seen.get(p.id)
   if (person === undefined) {
     person = toPerson(p)

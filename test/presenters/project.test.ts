@@ -176,4 +176,29 @@ t.test('iso: PostgreSQL\'s JSON timestamps rewritten as Date#toISOString writes 
     })
   fc.assert(fc.property(postgresForm, (text) => iso(text) === new Date(text).toISOString()), { numRuns: 5000 })
   t.pass('5000 instants agree with Date')
+
+  // Near misses go through Date, as a regular expression of the form would send them:
+  // any string, from PostgreSQL's form with a character changed, added or removed.
+  const FORM = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00:00$/
+  const reference = (text: string) => {
+    const utc = FORM.exec(text)
+    return utc !== null ? `${utc[1]}.${((utc[2] ?? '') + '000').slice(0, 3)}Z` : new Date(text).toISOString()
+  }
+  const outcome = (f: () => string) => {
+    try {
+      return f()
+    } catch (error) {
+      return `throws ${(error as Error).name}`
+    }
+  }
+  const edited = fc.tuple(postgresForm, fc.nat(), fc.constantFrom('', '0', '9', '.', '+', '-', ':', 'T', ' ', 'Z', 'a', '٣'), fc.constantFrom('replace', 'insert', 'remove'))
+    .map(([text, at, c, how]) => {
+      const i = at % (text.length + 1)
+      return how === 'insert' ? text.slice(0, i) + c + text.slice(i) : text.slice(0, i) + (how === 'replace' ? c : '') + text.slice(i + 1)
+    })
+  fc.assert(fc.property(edited, (text) => outcome(() => iso(text)) === outcome(() => reference(text))), { numRuns: 20000 })
+  for (const text of ['2026-11-24T10:00:00.1234567+00:00', '2026-11-24T10:00:00.+00:00', '2026-11-24T10:00:00+01:00', '12026-11-24T10:00:00+00:00', '2026-11-24 10:00:00+00:00']) {
+    t.equal(outcome(() => iso(text)), outcome(() => reference(text)), text)
+  }
+  t.pass('20000 edited forms agree with the form as a regular expression reads it')
 })

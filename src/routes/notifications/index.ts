@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { listNotifications, markAllRead, markRead, unreadCount } from '../../db/notifications.js'
 import { ApiError } from '../../errors.js'
 import { decodeId } from '../../ids.js'
-import { toNotificationItem } from '../../presenters/notification.js'
+import { toNotificationItems } from '../../presenters/notification.js'
 import {
   EmptyResponseSchema, ListNotificationsQuerySchema, MarkAllAsReadBodySchema, MarkAsReadBodySchema, MarkManyAsReadBodySchema,
   NOTIFICATION_PAGE, NotificationListResponseSchema, UnreadCountQuerySchema, UnreadCountResponseSchema
@@ -47,7 +47,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
     const page = pageParameter(request.query.page, '/page', PAGE)
     const perPage = pageParameter(request.query.per_page, '/per_page', NOTIFICATION_PAGE)
     const rows = await listNotifications(fastify.db, request.caller, { limit: perPage, offset: (page - 1) * perPage })
-    return { notifications: rows.map(toNotificationItem) }
+    return { notifications: toNotificationItems(rows) }
   })
 
   fastify.get('/get_unread_count', {
