@@ -7,12 +7,14 @@ import { shortId, sluggedId } from '../../src/ids.js'
 import { toNotificationItems } from '../../src/presenters/notification.js'
 import { NotificationItemSchema } from '../../src/schemas/notifications.js'
 
-const alice = { id: '0b7a6c1e-4d5f-4a3b-9c2d-1e0f9a8b7c6d', full_name: 'Alice Émile', email: 'alice@acme.test', title: 'PM', avatar_url: null, type: 'human' as const }
-const bob = { id: '5f4e3d2c-1b0a-4f9e-8d7c-6b5a49382716', full_name: 'Bob', email: 'bob@acme.test', title: null, avatar_url: 'https://example.test/b.png', type: 'human' as const }
+type Author = { id: string, full_name: string, email: string, title: string | null, avatar_url: string | null, type: 'human' }
+
+const alice: Author = { id: '0b7a6c1e-4d5f-4a3b-9c2d-1e0f9a8b7c6d', full_name: 'Alice Émile', email: 'alice@acme.test', title: 'PM', avatar_url: null, type: 'human' as const }
+const bob: Author = { id: '5f4e3d2c-1b0a-4f9e-8d7c-6b5a49382716', full_name: 'Bob', email: 'bob@acme.test', title: null, avatar_url: 'https://example.test/b.png', type: 'human' as const }
 const site = { id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f0a1b2c3d', name: 'Website Redesign' }
 const app = { id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', name: 'Mobile App' }
 
-function row (n: number, project: typeof site | null, author: typeof alice | null, readAt: string | null): NotificationRow {
+function row (n: number, project: typeof site | null, author: Author | null, readAt: string | null): NotificationRow {
   return {
     id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
     action: 'project_description_changed',
