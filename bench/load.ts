@@ -89,16 +89,62 @@ function processTicks (pid: number | string): number {
   }
 }
 
-/** Clock ticks used by PostgreSQL backends serving this database (their title names it). */
-function backendTicks (database: string): number {
-  let ticks = 0
+/**
+ * The CPU ticks of each PostgreSQL backend serving this database (its title names
+ * it); `known` remembers which processes are backends, read once each.
+ */
+function backendTicksByPid (database: string, known = new Map<string, boolean>()): Map<string, number> {
+  const ticks = new Map<string, number>()
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)) ticks += processTicks(pid)
+      let backend = known.get(pid)
+      if (backend === undefined) {
+        backend = readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)
+        known.set(pid, backend)
+      }
+      if (backend) ticks.set(pid, processTicks(pid))
     } catch {}
   }
   return ticks
+}
+
+/** Clock ticks used by PostgreSQL backends serving this database. */
+function backendTicks (database: string): number {
+  let ticks = 0
+  for (const t of backendTicksByPid(database).values()) ticks += t
+  return ticks
+}
+
+/**
+ * CPU ticks of the backends serving a database over a span in which they may come
+ * and go (pgbench opens its own connections and closes them at the end): sampled
+ * every 100 ms, each backend counted from its first sample (0 for one born since
+ * the start) to its last. A backend's last 100 ms before it exits can be missed.
+ */
+export class BackendCpu {
+  private readonly known = new Map<string, boolean>()
+  private readonly first: Map<string, number>
+  private readonly last = new Map<string, number>()
+  private readonly timer: NodeJS.Timeout
+
+  constructor (private readonly database: string) {
+    this.first = backendTicksByPid(database, this.known)
+    this.timer = setInterval(() => this.sample(), 100)
+  }
+
+  private sample (): void {
+    for (const [pid, ticks] of backendTicksByPid(this.database, this.known)) this.last.set(pid, ticks)
+  }
+
+  /** Stops sampling; the CPU ms the backends used since construction. */
+  stop (): number {
+    clearInterval(this.timer)
+    this.sample()
+    let ticks = 0
+    for (const [pid, last] of this.last) ticks += last - (this.first.get(pid) ?? 0)
+    return (1000 * ticks) / TICKS_PER_SECOND
+  }
 }
 
 /** Clock ticks per second of /proc's figures (USER_HZ). */
@@ -129,14 +175,19 @@ export class CpuMeter {
 
   /**
    * CPU milliseconds per request since construction: the server's process (user and
-   * system time from /proc/<pid>/stat) and the database's backends (null when the
-   * database runs inside the server).
+   * system time from /proc/<pid>/stat), the database's backends (null when the
+   * database runs inside the server) and the load generator (`pids[0]`, the bench's
+   * own process, where autocannon runs).
    */
-  perRequest (requests: number): { serverMs: number | null, backendsMs: number | null } {
-    if (requests <= 0) return { serverMs: null, backendsMs: null }
+  perRequest (requests: number): { serverMs: number | null, backendsMs: number | null, loadMs: number | null } {
+    if (requests <= 0) return { serverMs: null, backendsMs: null, loadMs: null }
     const end = this.snapshot()
     const ms = (ticks: number) => (1000 * ticks) / TICKS_PER_SECOND / requests
-    return { serverMs: ms(end.server - this.start.server), backendsMs: this.database ? ms(end.backends - this.start.backends) : null }
+    return {
+      serverMs: ms(end.server - this.start.server),
+      backendsMs: this.database ? ms(end.backends - this.start.backends) : null,
+      loadMs: ms((end.ours - end.server - end.backends) - (this.start.ours - this.start.server - this.start.backends))
+    }
   }
 
   /** Percent of the machine's CPU time used by other processes since construction, or null off Linux. */
@@ -170,6 +221,8 @@ export interface LoadResult {
   /** CPU ms per request of the server process and of the database's backends (null embedded). */
   serverCpuMs: number | null
   backendCpuMs: number | null
+  /** CPU ms per request of the load generator (autocannon, in the bench's process). */
+  loadCpuMs: number | null
 }
 
 /** The ETag each target's project has now, as its champion reads it (projects/get, ten at a time). */
@@ -266,7 +319,7 @@ export async function load (options: {
   } finally {
     sampler.stop()
   }
-  const { serverMs, backendsMs } = cpu.perRequest(result.requests.total)
+  const { serverMs, backendsMs, loadMs } = cpu.perRequest(result.requests.total)
   const statusCodes: Record<string, number> = {}
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0
   return {
@@ -285,6 +338,7 @@ export async function load (options: {
     maxRssMb: sampler.max,
     othersCpuPercent: cpu.othersPercent(),
     serverCpuMs: serverMs,
-    backendCpuMs: backendsMs
+    backendCpuMs: backendsMs,
+    loadCpuMs: loadMs
   }
 }

@@ -13,6 +13,7 @@ import { CompiledQuery } from 'kysely'
 import type { Db } from '../src/db/index.js'
 import { findProject } from '../src/db/project-aggregate.js'
 import type { Capture, CapturedStatement } from './capture.js'
+import { BackendCpu } from './load.js'
 import { NAME_PREFIX, PER_CONNECTION, REVISION_MARKER, TARGET_SETS, newDescription, newName, type OperationName, type Target } from './operations.js'
 
 const run = promisify(execFile)
@@ -205,6 +206,9 @@ export interface PgbenchResult {
   failed: number
   /** Average latency of each command in ms, in script order (pgbench -r). */
   statementMs: number[]
+  /** CPU ms per transaction of the backends serving the database, and of pgbench itself (runPgbench only). */
+  backendCpuMs: number | null
+  clientCpuMs: number | null
   output: string
 }
 
@@ -229,6 +233,8 @@ export function parsePgbench (output: string): PgbenchResult {
     latencyMs: number(/^latency average = ([\d.]+) ms/m),
     failed: number(/^number of failed transactions: (\d+)/m) ?? 0,
     statementMs,
+    backendCpuMs: null,
+    clientCpuMs: null,
     output
   }
 }
@@ -242,14 +248,21 @@ export interface PgbenchOptions {
   protocol: Protocol
 }
 
-async function pgbench (options: PgbenchOptions, file: string, args: string[], timeoutMs: number): Promise<string> {
+// The line bash's `times` prints for the shell's children: user and system time.
+const CHILD_TIMES = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/
+
+/** pgbench's output and the CPU seconds it used itself (user + system, from bash's `times`; null without it). */
+async function pgbench (options: PgbenchOptions, file: string, args: string[], timeoutMs: number): Promise<{ output: string, cpuSeconds: number | null }> {
   try {
-    const { stdout, stderr } = await run(options.binary, [
+    const { stdout, stderr } = await run('bash', ['-c', '"$0" "$@"; status=$?; times >&2; exit $status', options.binary,
       '-n', '-M', options.protocol, '-c', String(options.clients), '-j', String(Math.min(options.threads, options.clients)),
       '-D', `clients=${options.clients}`,
       ...args, '-f', file, options.url
     ], { maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs })
-    return `${stdout}\n${stderr}`
+    const lines = stderr.trimEnd().split('\n')
+    const times = CHILD_TIMES.exec(lines.at(-1) ?? '')
+    const output = `${stdout}\n${lines.slice(0, times ? -2 : undefined).join('\n')}`
+    return { output, cpuSeconds: times ? Number(times[1]) * 60 + Number(times[2]) + Number(times[3]) * 60 + Number(times[4]) : null }
   } catch (error) {
     const e = error as { stdout?: string, stderr?: string, message: string }
     throw new Error(`pgbench failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`.trim())
@@ -264,15 +277,25 @@ export async function writeScript (dir: string, name: string, script: Script): P
 
 /** Runs the script once (`-t 1`); throws unless the one transaction went through without an error. */
 export async function verifyScript (options: PgbenchOptions, file: string): Promise<void> {
-  const output = await pgbench({ ...options, clients: 1, threads: 1 }, file, ['-t', '1'], 60_000)
+  const { output } = await pgbench({ ...options, clients: 1, threads: 1 }, file, ['-t', '1'], 60_000)
   if (!/number of transactions actually processed: 1\/1\b/.test(output) || /number of failed transactions: [1-9]/.test(output)) {
     throw new Error(`pgbench -t 1 did not complete its one transaction:\n${output}`)
   }
 }
 
+/**
+ * A timed run, with the CPU per transaction of the database's backends (from /proc,
+ * as the HTTP runs measure them) and of pgbench itself.
+ */
 export async function runPgbench (options: PgbenchOptions, file: string, seconds: number): Promise<PgbenchResult> {
-  const output = await pgbench(options, file, ['-r', '-T', String(seconds)], (seconds + 120) * 1000)
-  return parsePgbench(output)
+  const backends = new BackendCpu(new URL(options.url).pathname.slice(1))
+  let backendMs = 0
+  const { output, cpuSeconds } = await pgbench(options, file, ['-r', '-T', String(seconds)], (seconds + 120) * 1000)
+    .finally(() => { backendMs = backends.stop() })
+  const result = parsePgbench(output)
+  const transactions = Number(/^number of transactions actually processed: (\d+)/m.exec(output)?.[1] ?? 0)
+  if (transactions === 0) return result
+  return { ...result, backendCpuMs: backendMs / transactions, clientCpuMs: cpuSeconds === null ? null : (1000 * cpuSeconds) / transactions }
 }
 
 /**

@@ -98,6 +98,9 @@ export interface SizeRun {
 
 export const pgbenchKey = (operation: OperationName, clients: number) => `${operation}@${clients}`
 
+/** The server ÷ pgbench ratio the targets ask for at the highest connection count. */
+const RATIO_TARGET = 0.8
+
 const f = (value: number | null | undefined, digits = 1) =>
   value === null || value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits)
 
@@ -198,8 +201,8 @@ function targets (figures: Figures, settings: Settings): string[] {
     return pg && bench ? { op, value: pg.rps / bench.tps } : null
   }).filter((x) => x !== null)
   if (ratios.length > 0) {
-    lines.push(`server ÷ pgbench ≥ 0.8 at ${high} connections: ` +
-      ratios.map((r) => `${LABELS[r.op]} ${f(r.value, 2)} (${verdict(r.value >= 0.8)})`).join(', '))
+    lines.push(`server ÷ pgbench ≥ ${RATIO_TARGET} at ${high} connections: ` +
+      ratios.map((r) => `${LABELS[r.op]} ${f(r.value, 2)} (${verdict(r.value >= RATIO_TARGET)})`).join(', '))
   }
   lines.push(`p99 ≤ 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
     const pg = find(figures.postgres, op, low)
@@ -272,6 +275,44 @@ function cpuLines (figures: Figures, settings: Settings): string[] {
     return r ? `${LABELS[op]} server ${f(r.serverCpuMs, 2)} ms + PostgreSQL ${f(r.backendCpuMs, 2)} ms` : `${LABELS[op]} –`
   }).join('; ') + '. On 2 cores, 2,000 ms of CPU a second is the ceiling for all of them together with the load generator.']
   return lines
+}
+
+/**
+ * CPU per request of each side of the server ÷ pgbench comparison at the highest
+ * connection count: the server's run (server, PostgreSQL, load generator) and
+ * pgbench's (PostgreSQL, pgbench). The last column is the server's CPU per request
+ * at which the run would reach 0.8 of pgbench's rate at the machine's CPU use of
+ * the run as measured: that use divided by 0.8 × pgbench's rate, less what
+ * PostgreSQL and the load generator took per request. None when they alone take
+ * more.
+ */
+function budgetTable (figures: Figures, settings: Settings): { header: string[], rows: string[][], connections: number } | null {
+  const high = Math.max(...settings.connections)
+  const header = ['operation', 'server', 'PostgreSQL', 'load generator', 'all', 'pgbench: PostgreSQL', 'pgbench itself', 'all (pgbench)', `server CPU for ${RATIO_TARGET} of pgbench`]
+  const rows: string[][] = []
+  for (const operation of OPERATIONS) {
+    const r = find(figures.postgres, operation, high)
+    const b = figures.pgbench.get(pgbenchKey(operation, high))
+    if (!r || r.serverCpuMs === null || r.backendCpuMs === null || r.loadCpuMs === null) continue
+    const all = r.serverCpuMs + r.backendCpuMs + r.loadCpuMs
+    const pgbenchAll = b && b.backendCpuMs !== null && b.clientCpuMs !== null ? b.backendCpuMs + b.clientCpuMs : null
+    let budget = '–'
+    if (b) {
+      const allowed = (r.rps * all) / (RATIO_TARGET * b.tps)
+      const left = allowed - r.backendCpuMs - r.loadCpuMs
+      budget = left > 0 ? f(left, 2) : 'none'
+    }
+    rows.push([LABELS[operation], f(r.serverCpuMs, 2), f(r.backendCpuMs, 2), f(r.loadCpuMs, 2), f(all, 2),
+      f(b?.backendCpuMs, 2), f(b?.clientCpuMs, 2), f(pgbenchAll, 2), budget])
+  }
+  return rows.length > 0 ? { header, rows, connections: high } : null
+}
+
+function budgetIntro (connections: number): string {
+  return `CPU ms per request at ${connections} connections, the server's runs beside pgbench's replay of the same statements (pgbench's own CPU from bash's \`times\`). ` +
+    `The last column is the server's CPU per request at which its run would reach ${RATIO_TARGET} of pgbench's rate, at the CPU the run used: ` +
+    `that CPU a second divided by ${RATIO_TARGET} × pgbench's rate, less PostgreSQL's and the load generator's share per request ` +
+    '(an estimate: a cheaper server would also change how the three share the 2 cores).'
 }
 
 function statementLines (stats: StatementStats): string[] {
@@ -425,6 +466,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const failureLines = failures(figures)
   const low = Math.min(...settings.connections)
   const delayed = delayedTable(figures)
+  const budget = budgetTable(figures, settings)
 
   const text = [
     '',
@@ -440,6 +482,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...(delayed ? ['', `Behind a simulated network delay (${figures.delayed!.delayMs} ms each way; SELECT 1 round trip ${f(figures.delayed!.roundTripMs.direct, 2)} ms direct, ${f(figures.delayed!.roundTripMs.proxied, 2)} ms through the proxy):`, textTable(delayed.header, delayed.rows)] : []),
     '',
     ...cpuLines(figures, settings),
+    ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
     ...statementLines(figures.statements).filter((l) => !l.startsWith('|') && l !== ''),
     ...(figures.statements.available ? [textTable(['calls', 'total ms', 'mean ms', 'rows', 'statement'], figures.statements.top.map((t) => [String(t.calls), f(t.totalMs, 0), f(t.meanMs, 3), String(t.rows), t.query.replace(/\s+/g, ' ').slice(0, 80)]))] : []),
     '',
@@ -500,6 +543,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     ...cpuLines(figures, settings),
     '',
+    ...(budget ? [budgetIntro(budget.connections), '', table(budget.header, budget.rows), ''] : []),
     ...statementLines(figures.statements),
     '',
     '### Webhooks',

@@ -98,7 +98,7 @@ function step (message: string): void {
 
 function describe (r: LoadResult): string {
   return `${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max RSS ${r.maxRssMb.toFixed(0)} MB` +
-    (r.serverCpuMs === null ? '' : `, CPU per request: server ${r.serverCpuMs.toFixed(2)} ms` + (r.backendCpuMs === null ? '' : `, PostgreSQL ${r.backendCpuMs.toFixed(2)} ms`)) +
+    (r.serverCpuMs === null ? '' : `, CPU per request: server ${r.serverCpuMs.toFixed(2)} ms` + (r.backendCpuMs === null ? '' : `, PostgreSQL ${r.backendCpuMs.toFixed(2)} ms`) + (r.loadCpuMs === null ? '' : `, load generator ${r.loadCpuMs.toFixed(2)} ms`)) +
     (r.othersCpuPercent === null ? '' : `, other processes ${r.othersCpuPercent.toFixed(0)}% of the CPU`) +
     (r.non2xx > 0 || r.errors > 0 ? `, ${r.non2xx} non-2xx, ${r.errors} errors ${JSON.stringify(r.statusCodes)} ${r.samples.join(' | ')}` : '')
 }
