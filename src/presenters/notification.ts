@@ -23,7 +23,7 @@ function projectIn (seen: ProjectsSeen, project: { id: string, name: string }): 
   return ref
 }
 
-export function toNotificationItem (row: NotificationRow, people: PeopleSeen = new Map(), projects: ProjectsSeen = new Map()): NotificationItem {
+function toNotificationItem (row: NotificationRow, people: PeopleSeen, projects: ProjectsSeen): NotificationItem {
   return {
     id: shortId(row.id),
     action: row.action,

@@ -15,28 +15,29 @@ import type { Notification, Person, Project } from '../schemas/projects.js'
 // character: d a digit, anything else itself.
 const POSTGRES_UTC = 'dddd-dd-ddTdd:dd:dd'
 const UTC_SUFFIX = '+00:00'
-const ZERO = 48
-const NINE = 57
+const DIGIT = 'd'.charCodeAt(0)
+const DOT = '.'.charCodeAt(0)
+const ZERO = '0'.charCodeAt(0)
+const NINE = '9'.charCodeAt(0)
 
-function digitsAt (text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i)
-    if (c < ZERO || c > NINE) return false
-  }
-  return true
-}
+const isDigit = (code: number) => code >= ZERO && code <= NINE
 
 /** The length of the fraction (0 to 6 digits) of a timestamp in PostgreSQL's UTC form, or -1 when it is not in that form. */
 function postgresUtcFraction (text: string): number {
   const length = text.length
   // 19 characters, an optional `.` and 1 to 6 digits, then `+00:00`.
   if (length < 25 || length > 32 || length === 26 || !text.endsWith(UTC_SUFFIX)) return -1
-  for (let i = 0; i < 19; i++) {
+  for (let i = 0; i < POSTGRES_UTC.length; i++) {
     const shape = POSTGRES_UTC.charCodeAt(i)
-    if (shape === 100 /* d */ ? !digitsAt(text, i, i + 1) : text.charCodeAt(i) !== shape) return -1
+    const code = text.charCodeAt(i)
+    if (shape === DIGIT ? !isDigit(code) : code !== shape) return -1
   }
   if (length === 25) return 0
-  return text.charCodeAt(19) === 46 /* . */ && digitsAt(text, 20, length - 6) ? length - 26 : -1
+  if (text.charCodeAt(19) !== DOT) return -1
+  for (let i = 20; i < length - UTC_SUFFIX.length; i++) {
+    if (!isDigit(text.charCodeAt(i))) return -1
+  }
+  return length - 26
 }
 
 /**
