@@ -338,7 +338,8 @@ function webhookLines (w: WebhookFigures | null): string[] {
       `${f((100 * w.rename.subscribed.rps) / w.rename.plain.rps, 0)} % of the throughput without. The statement alone, one at a time: ` +
       `p50 ${f(w.statement.plain[0], 2)} ms / p99 ${f(w.statement.plain[1], 2)} ms without, p50 ${f(w.statement.subscribed[0], 2)} ms / p99 ${f(w.statement.subscribed[1], 2)} ms with ${w.endpoints} endpoints.`,
     `- Delivery throughput: one worker process (WEBHOOKS_WORKER_CONCURRENCY ${w.concurrency}) to a local receiver answering 200 at once: ` +
-      `${w.delivery.deliveries} deliveries in ${f(w.delivery.seconds, 1)} s = ${f(w.delivery.perSecond, 0)} deliveries/s${w.delivery.drained ? '' : ' (not all arrived within 10 minutes)'}.`,
+      `${w.delivery.deliveries} deliveries in ${f(w.delivery.seconds, 1)} s = ${f(w.delivery.perSecond, 0)} deliveries/s${w.delivery.drained ? '' : ' (not all arrived within 10 minutes)'}; ` +
+      `the worker's resident memory at most ${f(w.delivery.workerMaxRssMb, 0)} MB (\`npm run start:worker:prod\`, node without flags).`,
     `- Commit to receiver: ${w.rate} renames/s × ${w.endpoints} endpoints for ${w.durationS} s, the API process delivering (${w.latency.renames} renames, ${w.latency.deliveries} deliveries): ` +
       `p50 ${f(w.latency.p50, 0)} ms, p99 ${f(w.latency.p99, 0)} ms, max ${f(w.latency.max, 0)} ms (the receiver's clock at arrival minus the event's timestamp, the database's now() of the change).`
   ]

@@ -37,7 +37,7 @@ import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { updateProjectField } from '../src/db/project-mutations.js'
 import { launchServer, type ServerProcess } from '../test/launch.js'
-import { load, startServer, type LoadResult } from './load.js'
+import { load, RssSampler, startServer, type LoadResult } from './load.js'
 import { httpRequest, randomRevision, type Target } from './operations.js'
 import { DEFAULT_SIZE, seedDataset } from './seed.js'
 import { positive } from './options.js'
@@ -59,7 +59,8 @@ export interface WebhookFigures {
   rename: { plain: RunFigures, subscribed: RunFigures }
   /** The rename's statement alone, one at a time: p50 and p99 in ms. */
   statement: { plain: [number, number], subscribed: [number, number] }
-  delivery: { deliveries: number, seconds: number, perSecond: number, drained: boolean }
+  /** The worker's resident memory at most over the run (npm run start:worker:prod's command). */
+  delivery: { deliveries: number, seconds: number, perSecond: number, drained: boolean, workerMaxRssMb: number }
   latency: { renames: number, deliveries: number, p50: number, p99: number, max: number }
 }
 
@@ -266,11 +267,13 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<{ tex
         env: { ...env, WEBHOOKS_WORKER_CONCURRENCY: String(options.concurrency) }
       })
       processes.push(worker)
-      const drained = await waitUntil(() => hooks.arrivals.length >= backlog, 600_000)
+      const workerRss = new RssSampler(worker.pid).start()
+      const drained = await waitUntil(() => hooks.arrivals.length >= backlog, 600_000).finally(() => workerRss.stop())
       const arrivals = hooks.arrivals.slice(0, backlog)
       const span = (arrivals.at(-1)!.at - arrivals[0]!.at) / 1000
-      figures.delivery = { deliveries: backlog, seconds: span, perSecond: backlog / span, drained }
-      say(`delivery throughput, one worker process, concurrency ${options.concurrency}: ${backlog} deliveries in ${span.toFixed(1)} s = ${(backlog / span).toFixed(0)} deliveries/s${drained ? '' : ' (not all arrived within 10 min)'}`)
+      figures.delivery = { deliveries: backlog, seconds: span, perSecond: backlog / span, drained, workerMaxRssMb: workerRss.max }
+      say(`delivery throughput, one worker process, concurrency ${options.concurrency}: ${backlog} deliveries in ${span.toFixed(1)} s = ${(backlog / span).toFixed(0)} deliveries/s${drained ? '' : ' (not all arrived within 10 min)'}, ` +
+        `the worker's RSS at most ${workerRss.max.toFixed(0)} MB`)
       const ids = new Set(arrivals.map((a) => a.id))
       say(`  ${arrivals.length} requests for ${ids.size} events × ${ENDPOINTS} endpoints; ${await count(db, "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'")} left pending`)
       await worker.stop()

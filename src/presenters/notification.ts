@@ -23,6 +23,8 @@ function projectIn (seen: ProjectsSeen, project: { id: string, name: string }): 
   return ref
 }
 
+// SPEC's Notification fields written out here, not spread from toNotification: a
+// page is a hundred of them, and the spread built each one twice.
 function toNotificationItem (row: NotificationRow, people: PeopleSeen, projects: ProjectsSeen): NotificationItem {
   return {
     id: shortId(row.id),
