@@ -82,6 +82,7 @@ import companies from './routes/companies/index.js'
 import notifications from './routes/notifications/index.js'
 import webhooks from './routes/webhooks/index.js'
 import cursors from './plugins/cursors.js'
+import answers from './plugins/answers.js'
 
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   return {
@@ -132,6 +133,7 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   await fastify.register(auth)
   await fastify.register(health, { prefix: '/health' })
   await fastify.register(cursors)
+  await fastify.register(answers, { maxBytes: config.ANSWER_CACHE_MB * 1024 * 1024 })
   await fastify.register(projects, { prefix: '/api/external/v1/projects' })
   await fastify.register(people, { prefix: '/api/external/v1/people' })
   await fastify.register(companies, { prefix: '/api/external/v1/companies' })

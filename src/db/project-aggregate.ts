@@ -178,8 +178,8 @@ export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof proj
 
 // The access level first, from the row alone; the aggregate only for a person who
 // may see the project, fenced so that the answer and its tag share one computation.
-// One row whenever the caller is valid: the project's columns are null when there
-// is no project they can see.
+// One row whenever the caller is valid: the aggregate is null when there is no
+// project they can see.
 const FIND_PROJECT = prepareForCaller('read', { projectId: value<string>() }, (withCaller, { projectId }, db) => withCaller
   .selectFrom('caller')
   .innerJoin('people as me', 'me.id', 'caller.person_id')
@@ -190,14 +190,46 @@ const FIND_PROJECT = prepareForCaller('read', { projectId: value<string>() }, (w
   .leftJoinLateral(fenced(projectAggregate(db, PROJECTS, sql<string>`me.id`)
     .where('p.id', '=', projectId)
     .where(sql<boolean>`acc.level >= ${sql.lit(ACCESS.view)}`)).as('project'), (join) => join.onTrue())
-  .selectAll('project')
-  .select((eb) => ['acc.level', projectTag('project', eb.ref('acc.level')).as('etag')]))
+  .select((eb) => ['acc.level', projectTag('project', eb.ref('acc.level')).as('etag'), aggregateText('project').as('aggregate')]))
 
-/** The aggregate of a project with the access level of the person it was read for. */
-export type ProjectView = AggregateRow & { level: number }
+/**
+ * A row's columns as its JSON text has them: timestamps as PostgreSQL writes them
+ * in JSON (UTC, `2026-11-24T10:00:00.123456+00:00`), the rest as they are.
+ */
+type AsJson<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] }
+
+/**
+ * The aggregate of a project with the access level of the person it was read for:
+ * from the row's columns (a mutation's answer) or from its JSON text (a read's).
+ */
+export type ProjectView = (AggregateRow | AsJson<AggregateRow>) & { level: number }
 
 /** A project as one person reads it, with its entity tag (db/project-etag.ts). */
 export type TaggedProjectView = ProjectView & { etag: string }
+
+/**
+ * A read project: its tag, the reader's access level and the aggregate as JSON
+ * text, parsed (parseProject) only when the answer is not already written
+ * (plugins/answers.ts).
+ */
+export interface ProjectText {
+  etag: string
+  level: number
+  aggregate: string
+}
+
+/**
+ * The whole FROM item `row` (an aggregate) as JSON text: the driver leaves text
+ * unparsed, so a read whose answer is already written never parses it.
+ */
+export function aggregateText (row: string): RawBuilder<string | null> {
+  return sql<string | null>`to_json(${sql.table(row)})::text`
+}
+
+/** The aggregate of a read project, parsed. */
+export function parseProject (project: ProjectText): ProjectView {
+  return { ...JSON.parse(project.aggregate) as AsJson<AggregateRow>, level: project.level }
+}
 
 /**
  * Whether a left join found the project's aggregate: its id is never null when it
@@ -211,8 +243,8 @@ export function hasProject<R extends { id: string | null }> (row: R): row is R &
  * The project as the caller sees it (db/caller.ts), or null when it does not exist
  * or they cannot see it. The token's check is this statement's: NoCaller when it fails.
  */
-export async function findProject (db: Kysely<Database>, projectId: string, actor: Actor | string): Promise<TaggedProjectView | null> {
+export async function findProject (db: Kysely<Database>, projectId: string, actor: Actor | string): Promise<ProjectText | null> {
   const [row] = await runAs(db, FIND_PROJECT, typeof actor === 'string' ? { personId: actor } : actor, { projectId })
-  if (row === undefined || !hasProject(row) || row.level === null || row.etag === null) return null
-  return { ...row, level: row.level, etag: row.etag }
+  if (row === undefined || row.aggregate === null || row.level === null || row.etag === null) return null
+  return { etag: row.etag, level: row.level, aggregate: row.aggregate }
 }

@@ -6,7 +6,8 @@ import { sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
 import { value } from './prepared.js'
 import { prepareForCaller, runAs, type Actor } from './caller.js'
-import { hasProject, projectAggregate, projectSource, type ProjectView } from './project-aggregate.js'
+import { aggregateText, projectAggregate, projectSource, type ProjectText } from './project-aggregate.js'
+import { fenced, projectTag } from './project-etag.js'
 import type { ContributorRole, Database } from './types.js'
 
 export interface ProjectListQuery {
@@ -26,6 +27,9 @@ export interface ProjectListQuery {
 // The caller's person, from the statement's `caller` (db/caller.ts).
 const ME = sql<string>`caller.person_id`
 
+// The page first (ids, names and levels, by name then id, up to the limit), then
+// each of its projects' aggregate and tag exactly as projects/get reads them
+// (db/project-aggregate.ts), so that both answers share what is already written.
 const LIST_PROJECTS = prepareForCaller('read', {
   roles: value<ContributorRole[] | null>(),
   spaceId: value<string | null>(),
@@ -39,7 +43,7 @@ const LIST_PROJECTS = prepareForCaller('read', {
   // A cursor continues only the list of the person it was issued to.
   const ownCursor = sql<boolean>`(${v.afterPerson}::uuid IS NULL OR ${v.afterPerson}::uuid = caller.person_id)`
   return withCaller.selectFrom('caller')
-    .leftJoinLateral(projectAggregate(db, projectSource('projects'), ME)
+    .leftJoinLateral((eb) => eb.selectFrom('projects as p')
       .innerJoinLateral((eb) => eb.selectFrom('people as me')
         .where('me.id', '=', ME)
         .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
@@ -53,21 +57,33 @@ const LIST_PROJECTS = prepareForCaller('read', {
         SELECT 1 FROM project_contributors r
         WHERE r.project_id = p.id AND r.person_id = ${ME} AND r.role = ANY(${v.roles}::text[])))`)
       .where(sql<boolean>`(${v.afterName}::text IS NULL OR (p.name, p.id) > (${v.afterName}::text, ${v.afterId}::uuid))`)
-      .select('acc.level')
+      .select(['p.id', 'p.name', 'acc.level'])
       .orderBy('p.name').orderBy('p.id')
       .limit(v.limit)
-      .as('project'), (join) => join.onTrue())
-    .selectAll('project')
-    .select(['caller.person_id as caller_person_id', ownCursor.as('own_cursor')])
-    .orderBy('project.name').orderBy('project.id')
+      .as('page'), (join) => join.onTrue())
+    .leftJoinLateral(fenced(projectAggregate(db, projectSource('projects'), ME)
+      .where('p.id', '=', sql<string>`page.id`)).as('project'), (join) => join.onTrue())
+    .select((eb) => [
+      'page.id', 'page.name', 'page.level',
+      projectTag('project', eb.ref('page.level')).as('etag'),
+      aggregateText('project').as('aggregate'),
+      'caller.person_id as caller_person_id', ownCursor.as('own_cursor')
+    ])
+    .orderBy('page.name').orderBy('page.id')
 })
+
+/** A project of a page: where it stands in the order, and what projects/get would read of it. */
+export interface ListedProject extends ProjectText {
+  id: string
+  name: string
+}
 
 export interface ProjectPage {
   /** The caller's person: a cursor for the next page is issued to them. */
   personId: string
   /** False when the cursor was issued to someone else: no project was read. */
   ownCursor: boolean
-  projects: ProjectView[]
+  projects: ListedProject[]
 }
 
 /** Up to `limit` projects the caller can see, after `after`, by name then id. */
@@ -83,9 +99,9 @@ export async function listProjects (db: Kysely<Database>, actor: Actor, query: P
     limit: query.limit
   })
   const { caller_person_id: personId, own_cursor: ownCursor } = rows[0]!
-  const projects: ProjectView[] = []
-  for (const { caller_person_id: _, own_cursor: __, level, ...project } of rows) {
-    if (hasProject(project) && level !== null) projects.push({ ...project, level })
+  const projects: ListedProject[] = []
+  for (const { id, name, level, etag, aggregate } of rows) {
+    if (id !== null && name !== null && level !== null && etag !== null && aggregate !== null) projects.push({ id, name, level, etag, aggregate })
   }
   return { personId, ownCursor, projects }
 }

@@ -6,7 +6,9 @@
 // (db/project-aggregate.ts, isOutdated). So does a contributor's level, by the rule
 // access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
-import type { PersonRow, ProjectView } from '../db/project-aggregate.js'
+import { parseProject, type PersonRow, type ProjectText, type ProjectView } from '../db/project-aggregate.js'
+import type { AnswerCache } from '../plugins/answers.js'
+import { writeProject } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
 
@@ -253,4 +255,27 @@ export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Proj
     tasks_kanban_state: row.tasks_kanban_state,
     timeframe: toTimeframe(row)
   }
+}
+
+// projects/get's answer as its schema writes it (`{"project":…}`, no spaces).
+const ANSWER_OPEN = '{"project":'
+const ANSWER_CLOSE = '}'
+
+/**
+ * A read project's answer as projects/get writes it: the bytes written before under
+ * its tag, else written now and kept (plugins/answers.ts). `seen` is shared by the
+ * projects of one answer.
+ */
+export function projectAnswer (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen): Buffer {
+  let answer = answers.get(read.etag)
+  if (answer === undefined) {
+    answer = Buffer.from(ANSWER_OPEN + writeProject(toProject(parseProject(read), seen)) + ANSWER_CLOSE)
+    answers.set(read.etag, answer)
+  }
+  return answer
+}
+
+/** The project's JSON inside an answer of projectAnswer, for a page of projects (no copy). */
+export function projectInAnswer (answer: Buffer): Buffer {
+  return answer.subarray(ANSWER_OPEN.length, answer.length - ANSWER_CLOSE.length)
 }

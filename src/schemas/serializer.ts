@@ -7,6 +7,8 @@
 // `nullable: true` is written after one `=== null` check. Only the serializer sees
 // this form: validation and the OpenAPI document keep the schemas as written.
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
+import { COMPONENTS } from './components.js'
+import type { Project } from './projects.js'
 
 type Schema = Record<string, unknown>
 
@@ -52,3 +54,10 @@ export const buildSerializer: SerializerSelector.SerializerFactory = (externalSc
   const compile = SerializerSelector()(shared, serializerOpts)
   return (route) => compile({ ...route, schema: nullableForSerializer(route.schema) })
 }
+
+/**
+ * A Project on its own, written as the answers that hold one write it: the same
+ * compiler, schemas and nullable form, so the bytes are those Fastify writes
+ * inside `{"project": …}` and `{"projects": […]}` (plugins/answers.ts keeps them).
+ */
+export const writeProject = buildSerializer(COMPONENTS, {})({ schema: { $ref: 'Project' }, method: 'GET', url: '/', httpStatus: '200' }) as (project: Project) => string

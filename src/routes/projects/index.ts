@@ -11,11 +11,11 @@ import { invalidInput } from '../../errors.js'
 import { pageParameter } from '../paging.js'
 import { invalidExample, mutationErrors, notFoundExample, nothingToFind, preconditionErrors, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
-import { findProject } from '../../db/project-aggregate.js'
+import { findProject, parseProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
 import type { Project } from '../../schemas/projects.js'
-import { toProject, type PeopleSeen } from '../../presenters/project.js'
+import { projectAnswer, projectInAnswer, toProject, type PeopleSeen } from '../../presenters/project.js'
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
@@ -35,6 +35,16 @@ const NO_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, i
   'cannot see it: one body for all, so existence never leaks.')
 const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, its id cannot be decoded, it ' +
   'is archived, or the person cannot see it: one body for all, so existence never leaks.')
+
+// A page of projects as its schema writes it (`{"projects":[…],"next_cursor":…}`),
+// around the projects of projects/get's answers (presenters/project.ts).
+const PROJECTS_OPEN = Buffer.from('{"projects":[')
+const COMMA = Buffer.from(',')
+
+/** An answer already written as its route's schema writes it. */
+function sendWritten (reply: FastifyReply, answer: Buffer): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(answer)
+}
 
 interface Update { rawId: string, field: ProjectField, value: string, ifMatch: string[] | null }
 
@@ -138,8 +148,11 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const etag = entityTag(row.etag, markdown)
     reply.header('etag', etag)
     if (notModified(condition, etag)) return reply.code(304).send(undefined)
-    const project = toProject(row)
-    return markdown ? { project, markdown: projectMarkdown(project) } : { project }
+    if (markdown) {
+      const project = toProject(parseProject(row))
+      return { project, markdown: projectMarkdown(project) }
+    }
+    return sendWritten(reply, projectAnswer(fastify.answers, row))
   })
 
   fastify.get('/list', {
@@ -164,7 +177,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         404: nothingToFind('a filter\'s id that names nothing the person can see gives an empty page (one that cannot be decoded, 400).')
       }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const query = request.query
     const filters = {
       space_id: filterId(query.space_id, '/space_id'),
@@ -187,14 +200,19 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const rows = result.projects
     const page = rows.slice(0, limit)
     const last = page.at(-1)
-    // The page's projects share their people (presenters/project.ts).
+    const nextCursor = rows.length > limit && last !== undefined
+      ? codec.encode(scope, { name: last.name, id: last.id, person: result.personId })
+      : null
+    // The page's projects share their people (presenters/project.ts). Written as
+    // the route's schema would write { projects, next_cursor }.
     const seen: PeopleSeen = new Map()
-    return {
-      projects: page.map((row) => toProject(row, seen)),
-      next_cursor: rows.length > limit && last !== undefined
-        ? codec.encode(scope, { name: last.name, id: last.id, person: result.personId })
-        : null
-    }
+    const parts: Buffer[] = [PROJECTS_OPEN]
+    page.forEach((row, i) => {
+      if (i > 0) parts.push(COMMA)
+      parts.push(projectInAnswer(projectAnswer(fastify.answers, row, seen)))
+    })
+    parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))
+    return sendWritten(reply, Buffer.concat(parts))
   })
 }
 

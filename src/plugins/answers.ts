@@ -1,0 +1,77 @@
+// Projects already written, kept by the database's tag of what they were written
+// from. projects/get and projects/list read each project's aggregate with its tag
+// in their one statement (db/project-etag.ts): a digest of every input of the
+// Project object (the aggregate row and the person's access level), so a project
+// written once under a tag is written again byte for byte. A hit skips parsing the
+// aggregate, building the Project and serializing it, most of a read's CPU.
+//
+// Nothing is taken from memory that the database has not just vouched for: every
+// request still runs its statement, and a change anywhere (this instance's,
+// another's, a script's, the clock making a project outdated) gives another tag.
+// Keys are digests of content, not people: two people who see a project alike
+// (same role, pins, unread notifications and access level) share one entry.
+// Bounded by bytes (ANSWER_CACHE_MB, off the JavaScript heap), least recently used
+// out first.
+import fp from 'fastify-plugin'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    answers: AnswerCache
+  }
+}
+
+export class AnswerCache {
+  /** Oldest use first: Map keeps insertion order, and a hit is moved to the end. */
+  private readonly entries = new Map<string, Buffer>()
+  private size = 0
+  hits = 0
+  misses = 0
+
+  /** `maxBytes` 0 keeps nothing. */
+  constructor (readonly maxBytes: number) {}
+
+  get bytes (): number {
+    return this.size
+  }
+
+  get count (): number {
+    return this.entries.size
+  }
+
+  get (key: string): Buffer | undefined {
+    const value = this.entries.get(key)
+    if (value === undefined) {
+      this.misses++
+      return undefined
+    }
+    this.hits++
+    this.entries.delete(key)
+    this.entries.set(key, value)
+    return value
+  }
+
+  /**
+   * Keeps `value` under `key`, dropping the least recently used entries to stay
+   * within the bound. An answer larger than a sixteenth of the bound is not kept:
+   * one project with a 512 KiB description must not push out a hundred others.
+   */
+  set (key: string, value: Buffer): void {
+    if (value.length > this.maxBytes / 16) return
+    const previous = this.entries.get(key)
+    if (previous !== undefined) {
+      this.entries.delete(key)
+      this.size -= previous.length
+    }
+    this.entries.set(key, value)
+    this.size += value.length
+    for (const [oldest, buffer] of this.entries) {
+      if (this.size <= this.maxBytes) break
+      this.entries.delete(oldest)
+      this.size -= buffer.length
+    }
+  }
+}
+
+export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {
+  fastify.decorate('answers', new AnswerCache(maxBytes))
+}, { name: 'answers' })

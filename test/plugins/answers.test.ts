@@ -1,0 +1,48 @@
+// The bounded store of answers already written (plugins/answers.ts): by bytes,
+// least recently used out first, an oversized answer never kept, 0 keeps nothing.
+import t from 'tap'
+import { AnswerCache } from '../../src/plugins/answers.js'
+
+const bytes = (n: number, fill = 'x') => Buffer.alloc(n, fill)
+
+t.test('keeps answers within its bound, dropping the least recently used first', async (t) => {
+  const cache = new AnswerCache(1600)
+  for (const key of ['a', 'b', 'c', 'd']) cache.set(key, bytes(100, key))
+  t.equal(cache.bytes, 400)
+  t.same(cache.get('a'), bytes(100, 'a'), 'an answer comes back whole')
+  // 'a' was used last: b, c and d are now the oldest, in that order.
+  for (let i = 0; i < 15; i++) cache.set(`n${i}`, bytes(100))
+  t.equal(cache.bytes, 1600, 'filled to the bound, not past it')
+  t.equal(cache.get('b'), undefined, 'the least recently used went first')
+  t.equal(cache.get('c'), undefined)
+  t.equal(cache.get('d'), undefined)
+  t.same(cache.get('a'), bytes(100, 'a'), 'the one used since stayed')
+  t.equal(cache.count, 16)
+  t.equal(cache.hits, 2)
+  t.equal(cache.misses, 3)
+})
+
+t.test('an answer kept again under its key replaces the old one and is counted once', async (t) => {
+  const cache = new AnswerCache(1600)
+  cache.set('a', bytes(100))
+  cache.set('a', bytes(60, 'y'))
+  t.equal(cache.bytes, 60)
+  t.equal(cache.count, 1)
+  t.same(cache.get('a'), bytes(60, 'y'))
+})
+
+t.test('an answer larger than a sixteenth of the bound is not kept, and pushes nothing out', async (t) => {
+  const cache = new AnswerCache(1600)
+  cache.set('small', bytes(100))
+  cache.set('large', bytes(101))
+  t.equal(cache.get('large'), undefined)
+  t.equal(cache.count, 1)
+  t.equal(cache.bytes, 100)
+})
+
+t.test('a bound of 0 keeps nothing', async (t) => {
+  const cache = new AnswerCache(0)
+  cache.set('a', bytes(1))
+  t.equal(cache.get('a'), undefined)
+  t.equal(cache.bytes, 0)
+})

@@ -1,0 +1,135 @@
+// projects/get and projects/list write a project already written under the same
+// tag from memory (plugins/answers.ts). What must hold: the bytes are exactly those
+// the app writes without it (ANSWER_CACHE_MB=0) and those a mutation's answer
+// holds (Fastify's serializer from the route's schema); a change made anywhere,
+// even outside the app, is seen at once; a page and a project share what is kept.
+import t from 'tap'
+import { sql } from 'kysely'
+import type { LightMyRequestResponse } from 'fastify'
+import { loadDemo } from '../../../src/db/demo.js'
+import { shortId } from '../../../src/ids.js'
+import { build, client } from '../../helper.js'
+
+const { app, db } = await build(t)
+const { app: plain } = await build(t, { db, env: { ANSWER_CACHE_MB: '0' } })
+await Promise.all([app.ready(), plain.ready()])
+const demo = await loadDemo(db)
+const erin = demo.tokens['erin@acme.test']!.write
+const alice = demo.tokens['alice@acme.test']!.write
+const website = demo.projects['Website Redesign']!
+const websiteId = shortId(website.id)
+
+/** The same request to the app and to the app without kept answers. */
+async function both (token: string, request: (api: ReturnType<typeof client>) => Promise<LightMyRequestResponse>) {
+  const kept = await request(client(app, token))
+  const written = await request(client(plain, token))
+  return { kept, written }
+}
+
+function sameAnswer (t: Tap, kept: LightMyRequestResponse, written: LightMyRequestResponse, what: string) {
+  t.equal(kept.statusCode, 200, `${what}: 200`)
+  t.equal(kept.headers['content-type'], written.headers['content-type'], `${what}: the same content type`)
+  t.equal(kept.headers.etag, written.headers.etag, `${what}: the same tag`)
+  t.equal(kept.body, written.body, `${what}: the same bytes`)
+  t.equal(kept.headers['content-length'], String(Buffer.byteLength(written.body)), `${what}: its length`)
+}
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+t.test('projects/get answers the same bytes whether the project was written before or not', async (t) => {
+  // Names and a description that JSON escapes or holds as more than one byte per character.
+  t.equal((await client(app, erin).updateName({ project_id: websiteId, name: 'Café "Zoë" \\ 日本語 🚀 </script>' })).statusCode, 200)
+  t.equal((await client(app, erin).updateDescription({ project_id: websiteId, description: '{"type":"doc","content":[{"type":"text","text":"tab\\t, quote \\" and é"}]}' })).statusCode, 200)
+  for (const [person, token] of Object.entries(demo.tokens)) {
+    for (const [name, project] of Object.entries(demo.projects)) {
+      const id = shortId(project.id)
+      const first = await both(token.write, (api) => api.get(id))
+      if (first.written.statusCode === 404) {
+        t.equal(first.kept.statusCode, 404, `${person} cannot see ${name} either way`)
+        continue
+      }
+      sameAnswer(t, first.kept, first.written, `${person} reading ${name}, first`)
+      const hits = app.answers.hits
+      const again = await client(app, token.write).get(id)
+      t.equal(app.answers.hits, hits + 1, `${person} reading ${name} again: written from memory`)
+      t.equal(again.body, first.written.body, `${person} reading ${name} again: the same bytes`)
+    }
+  }
+})
+
+t.test('a mutation\'s answer and the next read of the project are the same bytes', async (t) => {
+  const api = client(app, erin)
+  for (const name of ['Plain name', 'Ünïcödé 名前 ✨', 'Quotes " and \\ and /']) {
+    const renamed = await api.updateName({ project_id: websiteId, name })
+    t.equal(renamed.statusCode, 200)
+    const read = await api.get(websiteId)
+    t.equal(read.body, renamed.body, `${name}: the read writes what the mutation's serializer wrote`)
+    t.equal(read.headers.etag, renamed.headers.etag)
+    const again = await api.get(websiteId)
+    t.equal(again.body, renamed.body, `${name}: and so does the read from memory`)
+  }
+})
+
+t.test('a change made outside the app is seen at once', async (t) => {
+  const api = client(app, erin)
+  const before = await api.get(websiteId)
+  t.equal((await api.get(websiteId)).body, before.body, 'kept')
+  // A contributor renamed, a notification for the reader, a pin: none goes through the app.
+  await sql`UPDATE people SET full_name = 'Alice J. Renamed' WHERE email = 'alice@acme.test'`.execute(db)
+  const renamedPerson = await both(erin, (api) => api.get(websiteId))
+  sameAnswer(t, renamedPerson.kept, renamedPerson.written, 'after a person\'s rename')
+  t.not(renamedPerson.kept.headers.etag, before.headers.etag, 'another tag')
+  t.match(renamedPerson.kept.body, /Alice J\. Renamed/)
+  t.notMatch(renamedPerson.kept.body, /Alice Johnson/)
+
+  await sql`INSERT INTO project_pins (project_id, person_id) SELECT ${website.id}::uuid, id FROM people WHERE email = 'erin@acme.test'`.execute(db)
+  const pinned = await both(erin, (api) => api.get(websiteId))
+  sameAnswer(t, pinned.kept, pinned.written, 'after a pin')
+  t.equal(pinned.kept.json().project.is_pinned, true)
+
+  await sql`UPDATE projects SET next_check_in_scheduled_at = now() - interval '4 days', state = 'active' WHERE id = ${website.id}::uuid`.execute(db)
+  const outdated = await both(erin, (api) => api.get(websiteId))
+  sameAnswer(t, outdated.kept, outdated.written, 'after a check-in fell overdue')
+  t.equal(outdated.kept.json().project.is_outdated, true)
+})
+
+t.test('projects/list answers the same bytes, page after page, and shares what projects/get kept', async (t) => {
+  for (const [person, token] of Object.entries(demo.tokens)) {
+    for (const query of [{}, { limit: '1' }, { include_archived: 'true' }, { only_my_projects: 'true' }] as Array<Record<string, string>>) {
+      let cursor: string | null = null
+      let pages = 0
+      do {
+        const q: Record<string, string> = cursor === null ? query : { ...query, cursor }
+        const { kept, written } = await both(token.write, (api) => api.list(q))
+        t.equal(kept.statusCode, 200)
+        t.equal(kept.headers['content-type'], written.headers['content-type'])
+        t.equal(kept.body, written.body, `${person}, ${JSON.stringify(q)}: the same bytes`)
+        cursor = kept.json().next_cursor
+        pages++
+      } while (cursor !== null && pages < 10)
+    }
+  }
+
+  // A project read alone is written from what the page kept, and the other way round.
+  const api = client(app, alice)
+  await api.list()
+  const hits = app.answers.hits
+  const page = (await api.list()).json().projects as Array<{ id: string }>
+  t.equal(app.answers.hits, hits + page.length, 'the whole page again from memory')
+  const read = await api.get(page[0]!.id)
+  t.equal(app.answers.hits, hits + page.length + 1, 'a project of it too')
+  t.same(read.json().project, page[0], 'the same project')
+})
+
+t.test('with include_markdown the answer is built as before, under its own tag', async (t) => {
+  const get = (server: typeof app) => server.inject({
+    method: 'GET', url: '/api/external/v1/projects/get', query: { id: websiteId, include_markdown: 'true' }, headers: { authorization: `Bearer ${erin}` }
+  })
+  const plainRead = await client(app, erin).get(websiteId)
+  const written = await get(plain)
+  const kept = await get(app)
+  sameAnswer(t, kept, written, 'Markdown')
+  t.equal((await get(app)).body, written.body, 'again')
+  t.type(kept.json().markdown, 'string')
+  t.equal(kept.headers.etag, String(plainRead.headers.etag).replace(/"$/, '.md"'))
+})
