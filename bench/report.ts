@@ -74,9 +74,15 @@ export type StatementStats =
   | { available: true, top: Array<{ calls: number, totalMs: number, meanMs: number, rows: number, query: string }> }
   | { available: false, reason: string }
 
+/** The reads again on a server that keeps no answers (ANSWER_CACHE_MB=0, src/plugins/answers.ts). */
+export interface Unkept {
+  results: LoadResult[]
+}
+
 export interface Figures {
   postgres: LoadResult[]
   delayed: Delayed | null
+  unkept: Unkept | null
   statements: StatementStats
   webhooks: WebhookFigures | null
   embedded: LoadResult[]
@@ -258,6 +264,26 @@ function delayedTable (figures: Figures): { header: string[], rows: string[][] }
   })
   return { header, rows }
 }
+
+/** The reads with and without the answers kept in memory. */
+function unkeptTable (figures: Figures): { header: string[], rows: string[][] } | null {
+  const unkept = figures.unkept
+  if (!unkept) return null
+  const header = ['operation', 'connections', 'kept req/s', 'kept p99 ms', 'kept server CPU ms/req',
+    'not kept req/s', 'not kept p99 ms', 'not kept server CPU ms/req', 'kept ÷ not kept req/s', 'not kept max RSS MB']
+  const rows = unkept.results.map((u) => {
+    const pg = find(figures.postgres, u.operation, u.connections)
+    return [LABELS[u.operation], String(u.connections), f(pg?.rps, 0), f(pg?.p99), f(pg?.serverCpuMs, 2),
+      f(u.rps, 0), f(u.p99), f(u.serverCpuMs, 2), pg ? f(pg.rps / u.rps, 2) : '–', f(u.maxRssMb, 0)]
+  })
+  return { header, rows }
+}
+
+const UNKEPT_INTRO = 'projects/get and projects/list write a project whose tag the database gives again from the bytes written before ' +
+  '(src/plugins/answers.ts, ANSWER_CACHE_MB, 16 MB by default); the runs above use it as configured by default. Here the same reads on a ' +
+  'server started with ANSWER_CACHE_MB=0, which parses, builds and serializes every project of every answer. In the runs above nothing ' +
+  'changes the projects read, so after the warm-up every project whose answer fits the bound is written from memory: the figures ' +
+  'with it are those of reads of unchanged projects, those without it of reads that each follow a change.'
 
 function delayedIntro (delayed: Delayed): string {
   return `PostgreSQL behind a TCP proxy (bench/proxy.ts, its own process) that holds every chunk ${delayed.delayMs} ms in each direction, ` +
@@ -454,6 +480,7 @@ The default run takes about ten minutes on 2 cores.
 | \`--drop\` | | drop \`projects_bench\` at the end |
 | \`--cpu-prof\` | | run the server with \`--cpu-prof\` and keep the profiles |
 | \`--no-delay\` | | skip the runs behind the simulated network delay |
+| \`--no-unkept\` | | skip the reads on a server that keeps no answers (ANSWER_CACHE_MB=0) |
 | \`--no-webhooks\` | | skip the webhook figures |
 
 Nothing here is asserted: the targets are printed beside the figures.
@@ -467,6 +494,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const failureLines = failures(figures)
   const low = Math.min(...settings.connections)
   const delayed = delayedTable(figures)
+  const unkept = unkeptTable(figures)
   const budget = budgetTable(figures, settings)
 
   const text = [
@@ -481,6 +509,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
           protocolRows(figures, low).map((r) => `${r[0]} ${r[1]} vs ${r[2]} tps`).join(', ')]
       : []),
     ...(delayed ? ['', `Behind a simulated network delay (${figures.delayed!.delayMs} ms each way; SELECT 1 round trip ${f(figures.delayed!.roundTripMs.direct, 2)} ms direct, ${f(figures.delayed!.roundTripMs.proxied, 2)} ms through the proxy):`, textTable(delayed.header, delayed.rows)] : []),
+    ...(unkept ? ['', 'The reads without the answers kept in memory (ANSWER_CACHE_MB=0):', textTable(unkept.header, unkept.rows)] : []),
     '',
     ...cpuLines(figures, settings),
     ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
@@ -540,6 +569,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...(delayed && figures.delayed
       ? [`### Behind a simulated network delay (${figures.delayed.delayMs} ms each way)`, '', delayedIntro(figures.delayed), '', table(delayed.header, delayed.rows), '']
       : ['### Behind a simulated network delay', '', 'Not run (--no-delay).', '']),
+    ...(unkept ? ['### Reads without the answers kept in memory', '', UNKEPT_INTRO, '', table(unkept.header, unkept.rows), ''] : []),
     '### Where the time goes',
     '',
     ...cpuLines(figures, settings),

@@ -26,6 +26,7 @@
 //   --drop                      drop projects_bench at the end
 //   --cpu-prof                  run the servers with --cpu-prof; profiles stay in the kept directory
 //   --no-delay                  skip the runs behind the simulated network delay
+//   --no-unkept                 skip the reads on a server that keeps no answers (ANSWER_CACHE_MB=0)
 //   --no-webhooks               skip bench/webhooks.ts (its figures go into RESULTS.md)
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
@@ -41,10 +42,10 @@ import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
 import { load, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
-import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, type OperationName, type Target, type TargetSet } from './operations.js'
+import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { spawnProxy } from './proxy.js'
-import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats } from './report.js'
+import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 import { positive } from './options.js'
@@ -80,6 +81,7 @@ const options = {
   pgbench: process.env.BENCH_PGBENCH || 'pgbench',
   delayMs: positive('BENCH_DELAY_MS', 1),
   delay: !flags.has('--no-delay'),
+  unkept: !flags.has('--no-unkept'),
   webhooks: !flags.has('--no-webhooks'),
   embedded: !flags.has('--no-embedded'),
   build: !flags.has('--no-build'),
@@ -346,6 +348,20 @@ async function main (): Promise<void> {
       }
     }
 
+    // The reads again on a server that keeps no answers (src/plugins/answers.ts).
+    let unkept: Unkept | null = null
+    if (options.unkept) {
+      const server = await startServer({
+        entry,
+        logFile: path.join(tmp, 'server-unkept.log'),
+        env: { ...serverEnv(options.poolSize), DATABASE_URL: benchUrl, ANSWER_CACHE_MB: '0' }
+      })
+      servers.push(server)
+      const run = await drive(server, dataset, 'PostgreSQL, ANSWER_CACHE_MB=0', DATABASE, UNKEPT_OPERATIONS, false)
+      await server.stop()
+      unkept = { results: run.results }
+    }
+
     const pgbench = new Map<string, PgbenchResult>()
     if (pgbenchAvailable) {
       for (const operation of OPERATIONS) {
@@ -434,6 +450,7 @@ async function main (): Promise<void> {
     const figures: Figures = {
       postgres: postgres.results,
       delayed,
+      unkept,
       statements,
       webhooks,
       embedded: embedded.results,
