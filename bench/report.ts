@@ -279,11 +279,11 @@ function unkeptTable (figures: Figures): { header: string[], rows: string[][] } 
   return { header, rows }
 }
 
-const UNKEPT_INTRO = 'projects/get and projects/list write a project whose tag the database gives again from the bytes written before ' +
-  '(src/plugins/answers.ts, ANSWER_CACHE_MB, 16 MB by default); the runs above use it as configured by default. Here the same reads on a ' +
-  'server started with ANSWER_CACHE_MB=0, which parses, builds and serializes every project of every answer. In the runs above nothing ' +
-  'changes the projects read, so after the warm-up every project whose answer fits the bound is written from memory: the figures ' +
-  'with it are those of reads of unchanged projects, those without it of reads that each follow a change.'
+const UNKEPT_INTRO = 'projects/get, projects/list and notifications/list write a project or page whose digest the database gives again ' +
+  'from the bytes written before (src/plugins/answers.ts, ANSWER_CACHE_MB, 16 MB by default); the runs above use it as configured by default. ' +
+  'Here the same reads on a server started with ANSWER_CACHE_MB=0, which parses, builds and serializes every answer. In the runs above nothing ' +
+  'changes what is read, so after the warm-up every answer that fits the bound is written from memory: the figures with it are those of ' +
+  'reads of unchanged projects and inboxes, those without it of reads that each follow a change.'
 
 function delayedIntro (delayed: Delayed): string {
   return `PostgreSQL behind a TCP proxy (bench/proxy.ts, its own process) that holds every chunk ${delayed.delayMs} ms in each direction, ` +

@@ -5,7 +5,9 @@
 import { expressionBuilder, sql, type Expression, type Kysely } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel, type PersonRef } from './access.js'
-import { value, type RowOf } from './prepared.js'
+import { value } from './prepared.js'
+import type { PersonRow } from './project-aggregate.js'
+import { fenced } from './project-etag.js'
 import { CALLER_PERSON, prepareForCaller, runAs, type Actor } from './caller.js'
 import type { Database } from './types.js'
 
@@ -22,10 +24,13 @@ const ME = sql<string>`caller.person_id`
 
 // One row whenever the caller is valid, holding the page as one JSON array: a
 // hundred rows would each cost the driver a row of its own, dates parsed into
-// Date objects and two JSON texts parsed, for an answer that is JSON again.
-const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>() }, (withCaller, v) => withCaller
+// Date objects and two JSON texts parsed, for an answer that is JSON again. The
+// array comes as text with its digest, and is parsed only when no answer is kept
+// under that digest (plugins/answers.ts).
+const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>() }, (withCaller, v, db) => withCaller
   .selectFrom('caller')
-  .select((eb) => jsonArrayFrom(eb.selectFrom('notifications as n')
+  // Fenced: computed once, not once for the text and again for its digest.
+  .innerJoinLateral(() => fenced(db.selectNoFrom((eb) => jsonArrayFrom(eb.selectFrom('notifications as n')
     .innerJoin('people as me', 'me.id', 'n.person_id')
     .leftJoin('activities as a', 'a.id', 'n.activity_id')
     .where('n.person_id', '=', ME)
@@ -38,15 +43,38 @@ const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), of
         .whereRef('pe.id', '=', 'a.author_id')).as('author')
     ])
     .orderBy('n.inserted_at', 'desc').orderBy('n.id', 'desc')
-    .limit(v.limit).offset(v.offset)).as('notifications')))
+    .limit(v.limit).offset(v.offset)).as('items'))).as('page'), (join) => join.onTrue())
+  .select([
+    sql<string>`page.items::text`.as('items'),
+    sql<string>`encode(sha256(textsend(page.items::text)), 'base64')`.as('tag')
+  ]))
 
 /** A notification of a page, as the page's JSON holds it (timestamps as text). */
-export type NotificationRow = RowOf<typeof LIST_NOTIFICATIONS.token>['notifications'][number]
+export type NotificationRow = {
+  id: string
+  action: string
+  read: boolean
+  read_at: string | null
+  inserted_at: string
+  project: { id: string, name: string } | null
+  author: PersonRow | null
+}
+
+/** A page of the caller's notifications, newest first, as JSON text with its digest (SHA-256, base64). */
+export interface NotificationPage {
+  items: string
+  tag: string
+}
 
 /** A page of the caller's notifications, newest first. */
-export async function listNotifications (db: Kysely<Database>, actor: Actor, page: { limit: number, offset: number }): Promise<NotificationRow[]> {
+export async function listNotifications (db: Kysely<Database>, actor: Actor, page: { limit: number, offset: number }): Promise<NotificationPage> {
   const [row] = await runAs(db, LIST_NOTIFICATIONS, actor, page)
-  return row!.notifications
+  return row!
+}
+
+/** The notifications of a page, parsed. */
+export function parseNotifications (page: NotificationPage): NotificationRow[] {
+  return JSON.parse(page.items) as NotificationRow[]
 }
 
 const UNREAD_COUNT = prepareForCaller('read', {}, (withCaller) => withCaller

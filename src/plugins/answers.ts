@@ -1,9 +1,10 @@
-// Projects already written, kept by the database's tag of what they were written
+// Answers already written, kept by the database's digest of what they were written
 // from. projects/get and projects/list read each project's aggregate with its tag
 // in their one statement (db/project-etag.ts): a digest of every input of the
 // Project object (the aggregate row and the person's access level), so a project
-// written once under a tag is written again byte for byte. A hit skips parsing the
-// aggregate, building the Project and serializing it, most of a read's CPU.
+// written once under a tag is written again byte for byte; notifications/list
+// reads its page as JSON text with the text's digest. A hit skips parsing,
+// building the answer's objects and serializing them, most of a read's CPU.
 //
 // Nothing is taken from memory that the database has not just vouched for: every
 // request still runs its statement, and a change anywhere (this instance's,
@@ -13,6 +14,7 @@
 // Bounded by bytes (ANSWER_CACHE_MB, off the JavaScript heap), least recently used
 // out first.
 import fp from 'fastify-plugin'
+import type { FastifyReply } from 'fastify'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -70,6 +72,11 @@ export class AnswerCache {
       this.size -= buffer.length
     }
   }
+}
+
+/** Sends an answer written (or kept) as its route's schema writes it. */
+export function sendAnswer (reply: FastifyReply, answer: Buffer): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(answer)
 }
 
 export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {

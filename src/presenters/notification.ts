@@ -1,6 +1,8 @@
 // A person's notification as notifications/list shows it: SPEC's Notification, with
 // the project (its current name, in the API's id form) and the author it is about.
-import type { NotificationRow } from '../db/notifications.js'
+import { parseNotifications, type NotificationPage, type NotificationRow } from '../db/notifications.js'
+import type { AnswerCache } from '../plugins/answers.js'
+import { writeNotificationPage } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { NotificationItem } from '../schemas/notifications.js'
 import { iso, isoOrNull, personIn, type PeopleSeen } from './project.js'
@@ -42,4 +44,18 @@ export function toNotificationItems (rows: readonly NotificationRow[]): Notifica
   const people: PeopleSeen = new Map()
   const projects: ProjectsSeen = new Map()
   return rows.map((row) => toNotificationItem(row, people, projects))
+}
+
+/**
+ * notifications/list's answer for a page: the bytes written before under the
+ * page's digest, else written now and kept (plugins/answers.ts).
+ */
+export function notificationPageAnswer (answers: AnswerCache, page: NotificationPage): Buffer {
+  const key = `notifications:${page.tag}`
+  let answer = answers.get(key)
+  if (answer === undefined) {
+    answer = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))
+    answers.set(key, answer)
+  }
+  return answer
 }

@@ -8,6 +8,8 @@
 // this form: validation and the OpenAPI document keep the schemas as written.
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { COMPONENTS } from './components.js'
+import type { Static } from 'typebox'
+import { NotificationListResponseSchema } from './notifications.js'
 import type { Project } from './projects.js'
 
 type Schema = Record<string, unknown>
@@ -56,8 +58,16 @@ export const buildSerializer: SerializerSelector.SerializerFactory = (externalSc
 }
 
 /**
- * A Project on its own, written as the answers that hold one write it: the same
- * compiler, schemas and nullable form, so the bytes are those Fastify writes
- * inside `{"project": …}` and `{"projects": […]}` (plugins/answers.ts keeps them).
+ * A writer for answers of this schema that the app keeps (plugins/answers.ts):
+ * the same compiler, shared schemas and nullable form as the routes', so the
+ * bytes are those Fastify writes.
  */
-export const writeProject = buildSerializer(COMPONENTS, {})({ schema: { $ref: 'Project' }, method: 'GET', url: '/', httpStatus: '200' }) as (project: Project) => string
+function writer<T> (schema: unknown): (value: T) => string {
+  return buildSerializer(COMPONENTS, {})({ schema, method: 'GET', url: '/', httpStatus: '200' }) as (value: T) => string
+}
+
+/** A Project on its own, as inside `{"project": …}` and `{"projects": […]}`. */
+export const writeProject = writer<Project>({ $ref: 'Project' })
+
+/** notifications/list's answer. */
+export const writeNotificationPage = writer<Static<typeof NotificationListResponseSchema>>(NotificationListResponseSchema)

@@ -5,7 +5,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { listNotifications, markAllRead, markRead, unreadCount } from '../../db/notifications.js'
 import { ApiError } from '../../errors.js'
 import { decodeId } from '../../ids.js'
-import { toNotificationItems } from '../../presenters/notification.js'
+import { notificationPageAnswer } from '../../presenters/notification.js'
+import { sendAnswer } from '../../plugins/answers.js'
 import {
   EmptyResponseSchema, ListNotificationsQuerySchema, MarkAllAsReadBodySchema, MarkAsReadBodySchema, MarkManyAsReadBodySchema,
   NOTIFICATION_PAGE, NotificationListResponseSchema, UnreadCountQuerySchema, UnreadCountResponseSchema
@@ -43,11 +44,11 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
         404: WHOLE_INBOX
       }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const page = pageParameter(request.query.page, '/page', PAGE)
     const perPage = pageParameter(request.query.per_page, '/per_page', NOTIFICATION_PAGE)
-    const rows = await listNotifications(fastify.db, request.caller, { limit: perPage, offset: (page - 1) * perPage })
-    return { notifications: toNotificationItems(rows) }
+    const notifications = await listNotifications(fastify.db, request.caller, { limit: perPage, offset: (page - 1) * perPage })
+    return sendAnswer(reply, notificationPageAnswer(fastify.answers, notifications))
   })
 
   fastify.get('/get_unread_count', {

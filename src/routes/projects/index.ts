@@ -19,6 +19,7 @@ import { projectAnswer, projectInAnswer, toProject, type PeopleSeen } from '../.
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
+import { sendAnswer } from '../../plugins/answers.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 import { entityTag, ifMatchTags, ifNoneMatch, notModified, preconditionFailed } from './conditional.js'
@@ -40,11 +41,6 @@ const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is u
 // around the projects of projects/get's answers (presenters/project.ts).
 const PROJECTS_OPEN = Buffer.from('{"projects":[')
 const COMMA = Buffer.from(',')
-
-/** An answer already written as its route's schema writes it. */
-function sendWritten (reply: FastifyReply, answer: Buffer): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(answer)
-}
 
 interface Update { rawId: string, field: ProjectField, value: string, ifMatch: string[] | null }
 
@@ -152,7 +148,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       const project = toProject(parseProject(row))
       return { project, markdown: projectMarkdown(project) }
     }
-    return sendWritten(reply, projectAnswer(fastify.answers, row))
+    return sendAnswer(reply, projectAnswer(fastify.answers, row))
   })
 
   fastify.get('/list', {
@@ -212,7 +208,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       parts.push(projectInAnswer(projectAnswer(fastify.answers, row, seen)))
     })
     parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))
-    return sendWritten(reply, Buffer.concat(parts))
+    return sendAnswer(reply, Buffer.concat(parts))
   })
 }
 

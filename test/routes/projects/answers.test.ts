@@ -104,6 +104,7 @@ t.test('projects/list answers the same bytes, page after page, and shares what p
         t.equal(kept.statusCode, 200)
         t.equal(kept.headers['content-type'], written.headers['content-type'])
         t.equal(kept.body, written.body, `${person}, ${JSON.stringify(q)}: the same bytes`)
+        t.equal(kept.body, JSON.stringify(kept.json()), 'written as JSON.stringify writes it: no space, the same escapes')
         cursor = kept.json().next_cursor
         pages++
       } while (cursor !== null && pages < 10)
