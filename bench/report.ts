@@ -279,7 +279,7 @@ function unkeptTable (figures: Figures): { header: string[], rows: string[][] } 
   return { header, rows }
 }
 
-const UNKEPT_INTRO = 'projects/get, projects/list and notifications/list write a project or page whose digest the database gives again ' +
+const UNKEPT_INTRO = 'projects/get, projects/list and notifications/list write a project or page that the database returns again as the same text ' +
   'from the bytes written before (src/plugins/answers.ts, ANSWER_CACHE_MB, 16 MB by default); the runs above use it as configured by default. ' +
   'Here the same reads on a server started with ANSWER_CACHE_MB=0, which parses, builds and serializes every answer. In the runs above nothing ' +
   'changes what is read, so after the warm-up every answer that fits the bound is written from memory: the figures with it are those of ' +

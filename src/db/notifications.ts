@@ -7,7 +7,6 @@ import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel, type PersonRef } from './access.js'
 import { value } from './prepared.js'
 import type { PersonRow } from './project-aggregate.js'
-import { fenced } from './project-etag.js'
 import { CALLER_PERSON, prepareForCaller, runAs, type Actor } from './caller.js'
 import type { Database } from './types.js'
 
@@ -25,12 +24,11 @@ const ME = sql<string>`caller.person_id`
 // One row whenever the caller is valid, holding the page as one JSON array: a
 // hundred rows would each cost the driver a row of its own, dates parsed into
 // Date objects and two JSON texts parsed, for an answer that is JSON again. The
-// array comes as text with its digest, and is parsed only when no answer is kept
-// under that digest (plugins/answers.ts).
-const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>() }, (withCaller, v, db) => withCaller
+// array comes as text, parsed only when no answer was written from the same text
+// (plugins/answers.ts).
+const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>() }, (withCaller, v) => withCaller
   .selectFrom('caller')
-  // Fenced: computed once, not once for the text and again for its digest.
-  .innerJoinLateral(() => fenced(db.selectNoFrom((eb) => jsonArrayFrom(eb.selectFrom('notifications as n')
+  .select((eb) => sql<string>`(${jsonArrayFrom(eb.selectFrom('notifications as n')
     .innerJoin('people as me', 'me.id', 'n.person_id')
     .leftJoin('activities as a', 'a.id', 'n.activity_id')
     .where('n.person_id', '=', ME)
@@ -43,11 +41,7 @@ const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), of
         .whereRef('pe.id', '=', 'a.author_id')).as('author')
     ])
     .orderBy('n.inserted_at', 'desc').orderBy('n.id', 'desc')
-    .limit(v.limit).offset(v.offset)).as('items'))).as('page'), (join) => join.onTrue())
-  .select([
-    sql<string>`page.items::text`.as('items'),
-    sql<string>`encode(sha256(textsend(page.items::text)), 'base64')`.as('tag')
-  ]))
+    .limit(v.limit).offset(v.offset))})::text`.as('items')))
 
 /** A notification of a page, as the page's JSON holds it (timestamps as text). */
 export type NotificationRow = {
@@ -60,10 +54,9 @@ export type NotificationRow = {
   author: PersonRow | null
 }
 
-/** A page of the caller's notifications, newest first, as JSON text with its digest (SHA-256, base64). */
+/** A page of the caller's notifications, newest first, as JSON text. */
 export interface NotificationPage {
   items: string
-  tag: string
 }
 
 /** A page of the caller's notifications, newest first. */

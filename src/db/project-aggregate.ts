@@ -208,12 +208,11 @@ export type ProjectView = (AggregateRow | AsJson<AggregateRow>) & { level: numbe
 export type TaggedProjectView = ProjectView & { etag: string }
 
 /**
- * A read project: its tag, the reader's access level and the aggregate as JSON
- * text, parsed (parseProject) only when the answer is not already written
+ * A read project: the reader's access level and the aggregate as JSON text,
+ * parsed (parseProject) only when its answer is not already written
  * (plugins/answers.ts).
  */
 export interface ProjectText {
-  etag: string
   level: number
   aggregate: string
 }
@@ -243,7 +242,7 @@ export function hasProject<R extends { id: string | null }> (row: R): row is R &
  * The project as the caller sees it (db/caller.ts), or null when it does not exist
  * or they cannot see it. The token's check is this statement's: NoCaller when it fails.
  */
-export async function findProject (db: Kysely<Database>, projectId: string, actor: Actor | string): Promise<ProjectText | null> {
+export async function findProject (db: Kysely<Database>, projectId: string, actor: Actor | string): Promise<ProjectText & { etag: string } | null> {
   const [row] = await runAs(db, FIND_PROJECT, typeof actor === 'string' ? { personId: actor } : actor, { projectId })
   if (row === undefined || row.aggregate === null || row.level === null || row.etag === null) return null
   return { etag: row.etag, level: row.level, aggregate: row.aggregate }

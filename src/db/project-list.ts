@@ -7,7 +7,7 @@ import { ACCESS, accessLevel } from './access.js'
 import { value } from './prepared.js'
 import { prepareForCaller, runAs, type Actor } from './caller.js'
 import { aggregateText, projectAggregate, projectSource, type ProjectText } from './project-aggregate.js'
-import { fenced, projectTag } from './project-etag.js'
+import { fenced } from './project-etag.js'
 import type { ContributorRole, Database } from './types.js'
 
 export interface ProjectListQuery {
@@ -28,7 +28,7 @@ export interface ProjectListQuery {
 const ME = sql<string>`caller.person_id`
 
 // The page first (ids, names and levels, by name then id, up to the limit), then
-// each of its projects' aggregate and tag exactly as projects/get reads them
+// each of its projects' aggregate exactly as projects/get reads it
 // (db/project-aggregate.ts), so that both answers share what is already written.
 const LIST_PROJECTS = prepareForCaller('read', {
   roles: value<ContributorRole[] | null>(),
@@ -63,9 +63,8 @@ const LIST_PROJECTS = prepareForCaller('read', {
       .as('page'), (join) => join.onTrue())
     .leftJoinLateral(fenced(projectAggregate(db, projectSource('projects'), ME)
       .where('p.id', '=', sql<string>`page.id`)).as('project'), (join) => join.onTrue())
-    .select((eb) => [
+    .select([
       'page.id', 'page.name', 'page.level',
-      projectTag('project', eb.ref('page.level')).as('etag'),
       aggregateText('project').as('aggregate'),
       'caller.person_id as caller_person_id', ownCursor.as('own_cursor')
     ])
@@ -100,8 +99,8 @@ export async function listProjects (db: Kysely<Database>, actor: Actor, query: P
   })
   const { caller_person_id: personId, own_cursor: ownCursor } = rows[0]!
   const projects: ListedProject[] = []
-  for (const { id, name, level, etag, aggregate } of rows) {
-    if (id !== null && name !== null && level !== null && etag !== null && aggregate !== null) projects.push({ id, name, level, etag, aggregate })
+  for (const { id, name, level, aggregate } of rows) {
+    if (id !== null && name !== null && level !== null && aggregate !== null) projects.push({ id, name, level, aggregate })
   }
   return { personId, ownCursor, projects }
 }

@@ -1,18 +1,20 @@
-// Answers already written, kept by the database's digest of what they were written
-// from. projects/get and projects/list read each project's aggregate with its tag
-// in their one statement (db/project-etag.ts): a digest of every input of the
-// Project object (the aggregate row and the person's access level), so a project
-// written once under a tag is written again byte for byte; notifications/list
-// reads its page as JSON text with the text's digest. A hit skips parsing,
+// Answers already written, kept under a digest of the text they were written from.
+// projects/get and projects/list read each project's aggregate as JSON text (the
+// aggregate row: every input of the Project object but the person's access level,
+// which goes into the digest too), notifications/list its page as JSON text; the
+// answer is a function of that text, so an answer written once is written again
+// byte for byte while the database returns the same text. A hit skips parsing,
 // building the answer's objects and serializing them, most of a read's CPU.
 //
-// Nothing is taken from memory that the database has not just vouched for: every
+// Nothing is taken from memory that the database has not just returned: every
 // request still runs its statement, and a change anywhere (this instance's,
-// another's, a script's, the clock making a project outdated) gives another tag.
+// another's, a script's, the clock making a project outdated) changes the text.
 // Keys are digests of content, not people: two people who see a project alike
-// (same role, pins, unread notifications and access level) share one entry.
-// Bounded by bytes (ANSWER_CACHE_MB, off the JavaScript heap), least recently used
-// out first.
+// (same role, pins, unread notifications and access level) share one entry. The
+// digest is taken here, not in SQL: native SHA-256 costs the embedded database's
+// WebAssembly several times more. Bounded by bytes (ANSWER_CACHE_MB, off the
+// JavaScript heap), least recently used out first.
+import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyReply } from 'fastify'
 
@@ -20,6 +22,13 @@ declare module 'fastify' {
   interface FastifyInstance {
     answers: AnswerCache
   }
+}
+
+/** The key of an answer: SHA-256 of its kind and of the texts it is written from, each after its length. */
+export function answerKey (kind: string, ...texts: string[]): string {
+  const hash = createHash('sha256').update(kind)
+  for (const text of texts) hash.update(`\n${text.length}\n`).update(text)
+  return hash.digest('base64url')
 }
 
 export class AnswerCache {

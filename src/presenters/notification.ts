@@ -1,7 +1,7 @@
 // A person's notification as notifications/list shows it: SPEC's Notification, with
 // the project (its current name, in the API's id form) and the author it is about.
 import { parseNotifications, type NotificationPage, type NotificationRow } from '../db/notifications.js'
-import type { AnswerCache } from '../plugins/answers.js'
+import { answerKey, type AnswerCache } from '../plugins/answers.js'
 import { writeNotificationPage } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { NotificationItem } from '../schemas/notifications.js'
@@ -47,11 +47,11 @@ export function toNotificationItems (rows: readonly NotificationRow[]): Notifica
 }
 
 /**
- * notifications/list's answer for a page: the bytes written before under the
- * page's digest, else written now and kept (plugins/answers.ts).
+ * notifications/list's answer for a page: the bytes written before from the same
+ * page text, else written now and kept (plugins/answers.ts).
  */
 export function notificationPageAnswer (answers: AnswerCache, page: NotificationPage): Buffer {
-  const key = `notifications:${page.tag}`
+  const key = answerKey('notifications', page.items)
   let answer = answers.get(key)
   if (answer === undefined) {
     answer = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))

@@ -7,7 +7,7 @@
 // access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
 import { parseProject, type PersonRow, type ProjectText, type ProjectView } from '../db/project-aggregate.js'
-import type { AnswerCache } from '../plugins/answers.js'
+import { answerKey, type AnswerCache } from '../plugins/answers.js'
 import { writeProject } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
@@ -262,15 +262,16 @@ const ANSWER_OPEN = '{"project":'
 const ANSWER_CLOSE = '}'
 
 /**
- * A read project's answer as projects/get writes it: the bytes written before under
- * its tag, else written now and kept (plugins/answers.ts). `seen` is shared by the
- * projects of one answer.
+ * A read project's answer as projects/get writes it: the bytes written before from
+ * the same aggregate text and access level, else written now and kept
+ * (plugins/answers.ts). `seen` is shared by the projects of one answer.
  */
 export function projectAnswer (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen): Buffer {
-  let answer = answers.get(read.etag)
+  const key = answerKey('project', String(read.level), read.aggregate)
+  let answer = answers.get(key)
   if (answer === undefined) {
     answer = Buffer.from(ANSWER_OPEN + writeProject(toProject(parseProject(read), seen)) + ANSWER_CLOSE)
-    answers.set(read.etag, answer)
+    answers.set(key, answer)
   }
   return answer
 }

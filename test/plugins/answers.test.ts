@@ -1,7 +1,7 @@
 // The bounded store of answers already written (plugins/answers.ts): by bytes,
 // least recently used out first, an oversized answer never kept, 0 keeps nothing.
 import t from 'tap'
-import { AnswerCache } from '../../src/plugins/answers.js'
+import { AnswerCache, answerKey } from '../../src/plugins/answers.js'
 
 const bytes = (n: number, fill = 'x') => Buffer.alloc(n, fill)
 
@@ -45,4 +45,13 @@ t.test('a bound of 0 keeps nothing', async (t) => {
   cache.set('a', bytes(1))
   t.equal(cache.get('a'), undefined)
   t.equal(cache.bytes, 0)
+})
+
+t.test('a key is a digest of the kind and of every text, each text apart', async (t) => {
+  t.match(answerKey('project', '70', '{"id":1}'), /^[A-Za-z0-9_-]{43}$/)
+  t.equal(answerKey('project', '70', '{"id":1}'), answerKey('project', '70', '{"id":1}'))
+  t.not(answerKey('project', '70', '{"id":1}'), answerKey('project', '100', '{"id":1}'), 'another access level')
+  t.not(answerKey('project', '70', '{"id":1}'), answerKey('notifications', '70', '{"id":1}'), 'another kind')
+  t.not(answerKey('project', '7', '0{"id":1}'), answerKey('project', '70', '{"id":1}'), 'texts are not run together')
+  t.not(answerKey('project', 'a\n1\nb'), answerKey('project', 'a', 'b'), 'whatever they hold')
 })

@@ -1,5 +1,5 @@
-// notifications/list writes a page whose digest the database gives again from the
-// bytes kept then (plugins/answers.ts). The bytes must be those Fastify's own
+// notifications/list writes a page the database returns as the same text as before
+// from the bytes kept then (plugins/answers.ts). The bytes must be those Fastify's own
 // serializer writes from the route's schema, with or without the page kept, and a
 // change to the inbox (a new notification, one marked read, a project renamed)
 // must be seen at once.

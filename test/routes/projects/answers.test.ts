@@ -1,5 +1,5 @@
-// projects/get and projects/list write a project already written under the same
-// tag from memory (plugins/answers.ts). What must hold: the bytes are exactly those
+// projects/get and projects/list write a project the database returns as the same
+// text as before from the bytes kept then (plugins/answers.ts). What must hold: the bytes are exactly those
 // the app writes without it (ANSWER_CACHE_MB=0) and those a mutation's answer
 // holds (Fastify's serializer from the route's schema); a change made anywhere,
 // even outside the app, is seen at once; a page and a project share what is kept.
