@@ -198,14 +198,8 @@ const FIND_PROJECT = prepareForCaller('read', { projectId: value<string>() }, (w
  */
 type AsJson<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] }
 
-/**
- * The aggregate of a project with the access level of the person it was read for:
- * from the row's columns (a mutation's answer) or from its JSON text (a read's).
- */
-export type ProjectView = (AggregateRow | AsJson<AggregateRow>) & { level: number }
-
-/** A project as one person reads it, with its entity tag (db/project-etag.ts). */
-export type TaggedProjectView = ProjectView & { etag: string }
+/** The aggregate of a project, parsed from its JSON text, with the access level of the person it was read for. */
+export type ProjectView = AsJson<AggregateRow> & { level: number }
 
 /**
  * A read project: the reader's access level and the aggregate as JSON text,
@@ -228,14 +222,6 @@ export function aggregateText (row: string): RawBuilder<string | null> {
 /** The aggregate of a read project, parsed. */
 export function parseProject (project: ProjectText): ProjectView {
   return { ...JSON.parse(project.aggregate) as AsJson<AggregateRow>, level: project.level }
-}
-
-/**
- * Whether a left join found the project's aggregate: its id is never null when it
- * did, and every column then comes from that one row.
- */
-export function hasProject<R extends { id: string | null }> (row: R): row is R & AggregateRow {
-  return row.id !== null
 }
 
 /**

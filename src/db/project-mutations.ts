@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
 import { CALLER_PERSON, CALLER_TOKEN, prepareForCaller, runAs, type Actor, type WithCaller } from './caller.js'
 import { ACCESS, accessLevel } from './access.js'
 import { value, type ValueParameters } from './prepared.js'
-import { hasProject, projectAggregate, projectSource, subscriptionSources, type TaggedProjectView } from './project-aggregate.js'
+import { aggregateText, projectAggregate, projectSource, subscriptionSources, type ProjectText } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
 import { ifMatchPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
 import { queueDeliveries } from './jobs.js'
@@ -28,7 +28,7 @@ export const WEBHOOK_DESCRIPTION_MAX_BYTES = 64 * 1024
 const LATEST = projectSource('latest')
 
 export type UpdateResult =
-  | { outcome: 'done', project: TaggedProjectView } // changed with an activity recorded, or already so and untouched
+  | { outcome: 'done', project: ProjectText & { etag: string } } // changed with an activity recorded, or already so and untouched
   | { outcome: 'precondition_failed', etag: string, moved: boolean } // If-Match named none of `etag`; nothing written
   | { outcome: 'forbidden' } // visible to the person, not editable by them
   | { outcome: 'not_found' } // absent, archived, or invisible to the person
@@ -160,7 +160,7 @@ const RENAME = prepareForCaller('write', CHANGE, (withCaller, values, db) => pro
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
   .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON)).as('project'), (join) => join.onTrue())
-  .selectAll('project')
+  .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag')))
 
@@ -254,7 +254,7 @@ const DESCRIBE = prepareForCaller('write', { ...CHANGE, ...MENTIONS }, (withCall
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
   .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, subscriptionSources('all_lists', 'all_subscriptions'))).as('project'), (join) => join.onTrue())
-  .selectAll('project')
+  .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag')))
 
@@ -271,7 +271,7 @@ export async function updateProjectField (db: Kysely<Database>, change: UpdatePr
   if (row.level < ACCESS.edit) return { outcome: 'forbidden' }
   // An editor waited for the row: the version the other transaction committed
   // decides. Gone or archived meanwhile: not found; no longer editable: forbidden.
-  const { locked_level: level, holds, current_tag: currentTag, moved, ...aggregate } = row
+  const { locked_level: level, holds, current_tag: currentTag, moved, aggregate, etag } = row
   if (level === null || level < ACCESS.view) return { outcome: 'not_found' }
   if (level < ACCESS.edit) return { outcome: 'forbidden' }
   if (holds !== true) {
@@ -279,6 +279,6 @@ export async function updateProjectField (db: Kysely<Database>, change: UpdatePr
     return { outcome: 'precondition_failed', etag: currentTag, moved: moved === true }
   }
   // `latest` has the row exactly when the locked row is editable, so the join found it.
-  if (!hasProject(aggregate)) throw new Error('the project was editable but its row did not come back')
-  return { outcome: 'done', project: { ...aggregate, level } }
+  if (aggregate === null || etag === null) throw new Error('the project was editable but its row did not come back')
+  return { outcome: 'done', project: { aggregate, level, etag } }
 }

@@ -94,9 +94,10 @@ function row (overrides: Partial<ProjectView> = {}): ProjectView {
     space_access: 70,
     archived_at: null,
     closed_at: null,
-    inserted_at: new Date('2026-09-01T10:00:00Z'),
-    updated_at: new Date('2026-11-01T10:00:00Z'),
-    next_check_in_scheduled_at: new Date('2026-11-29T10:00:00Z'),
+    // The aggregate's JSON text holds timestamps as PostgreSQL writes them in JSON.
+    inserted_at: '2026-09-01T10:00:00+00:00',
+    updated_at: '2026-11-01T10:00:00.123456+00:00',
+    next_check_in_scheduled_at: '2026-11-29T10:00:00+00:00',
     next_update_scheduled_at: null,
     state: 'active',
     success_status: null,
@@ -117,7 +118,6 @@ function row (overrides: Partial<ProjectView> = {}): ProjectView {
     goal: null,
     key_resources: [],
     last_check_in: null,
-    // JSON aggregation hands timestamps over as text.
     milestones: [
       { id: UUIDS.milestone1, title: 'Launch', status: 'pending', description: null, due_date: '2026-12-01', completed_at: null, inserted_at: '2026-09-02T10:00:00+00:00' },
       { id: UUIDS.milestone2, title: 'Design', status: 'done', description: null, due_date: '2026-10-01', completed_at: '2026-10-01T12:00:00+00:00', inserted_at: '2026-09-02T10:00:00+00:00' }
@@ -152,7 +152,7 @@ t.test('toProject: the wire object of SPEC part 7 from an aggregate row', async 
   t.equal(project.is_archived, false)
   t.same(project.permissions, permissions(100))
 
-  const archived = toProject(row({ archived_at: new Date('2026-11-02T00:00:00Z'), is_outdated: true, level: 10, my_role: null }))
+  const archived = toProject(row({ archived_at: '2026-11-02T00:00:00+00:00', is_outdated: true, level: 10, my_role: null }))
   t.equal(archived.is_archived, true)
   t.equal(archived.archived_at, '2026-11-02T00:00:00.000Z')
   t.equal(archived.status, 'outdated')

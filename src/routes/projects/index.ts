@@ -14,12 +14,11 @@ import { decodeId } from '../../ids.js'
 import { findProject, parseProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
-import type { Project } from '../../schemas/projects.js'
 import { projectAnswer, projectInAnswer, toProject, type PeopleSeen } from '../../presenters/project.js'
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
-import { sendAnswer } from '../../plugins/answers.js'
+import { sendAnswer, type AnswerCache } from '../../plugins/answers.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 import { entityTag, ifMatchTags, ifNoneMatch, notModified, preconditionFailed } from './conditional.js'
@@ -44,7 +43,7 @@ const COMMA = Buffer.from(',')
 
 interface Update { rawId: string, field: ProjectField, value: string, ifMatch: string[] | null }
 
-async function update (db: Db, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<{ project: Project }> {
+async function update (db: Db, answers: AnswerCache, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<FastifyReply> {
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
   // One statement: the token's check, the checks (If-Match last), the write, the
@@ -65,7 +64,8 @@ async function update (db: Db, caller: Caller, reply: FastifyReply, { rawId, fie
     throw preconditionFailed(tag)
   }
   reply.header('etag', entityTag(result.project.etag))
-  return { project: toProject(result.project) }
+  // Kept too: a client that reads the project right after changing it gets these bytes.
+  return sendAnswer(reply, projectAnswer(answers, result.project))
 }
 
 const projects: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -90,7 +90,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const name = normalizeName(request.body.name)
     const ifMatch = ifMatchTags(request.headers['if-match'])
-    return update(fastify.db, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
+    return update(fastify.db, fastify.answers, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
   })
 
   fastify.post('/update_description', {
@@ -113,7 +113,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const description = checkDescription(request.body.description)
     const ifMatch = ifMatchTags(request.headers['if-match'])
-    return update(fastify.db, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
+    return update(fastify.db, fastify.answers, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
   })
 
   fastify.get('/get', {

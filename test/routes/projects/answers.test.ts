@@ -1,19 +1,41 @@
-// projects/get and projects/list write a project the database returns as the same
-// text as before from the bytes kept then (plugins/answers.ts). What must hold: the bytes are exactly those
-// the app writes without it (ANSWER_CACHE_MB=0) and those a mutation's answer
-// holds (Fastify's serializer from the route's schema); a change made anywhere,
+// projects/get, projects/list and the mutations write a project the database
+// returns as the same text as before from the bytes kept then (plugins/answers.ts).
+// What must hold: the bytes are exactly those the app writes without it
+// (ANSWER_CACHE_MB=0) and those Fastify's own serializer writes from the route's
+// schema (a route of the test's own is the reference); a change made anywhere,
 // even outside the app, is seen at once; a page and a project share what is kept.
 import t from 'tap'
 import { sql } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
 import { loadDemo } from '../../../src/db/demo.js'
-import { shortId } from '../../../src/ids.js'
+import { findProject, parseProject } from '../../../src/db/project-aggregate.js'
+import { decodeId, shortId } from '../../../src/ids.js'
+import { toProject } from '../../../src/presenters/project.js'
+import { ProjectResponseSchema } from '../../../src/schemas/projects.js'
 import { build, client } from '../../helper.js'
 
-const { app, db } = await build(t)
+// The reference: the project as an object from a route with projects/get's
+// response schema, which Fastify serializes itself.
+const { app, db } = await build(t, { before: (server) => {
+  server.get('/reference/project', { schema: { response: { 200: ProjectResponseSchema } } }, async (request) => {
+    const { id, person } = request.query as { id: string, person: string }
+    const read = await findProject(server.db, decodeId(id)!, { personId: person, tokenId: null })
+    if (read === null) throw new Error('not found')
+    return { project: toProject(parseProject(read)) }
+  })
+} })
 const { app: plain } = await build(t, { db, env: { ANSWER_CACHE_MB: '0' } })
 await Promise.all([app.ready(), plain.ready()])
 const demo = await loadDemo(db)
+const people = await db.selectFrom('people').select(['id', 'email']).execute()
+
+/** What Fastify writes for the project as this person reads it now. */
+async function reference (email: string, id: string): Promise<string> {
+  const person = people.find((p) => p.email === email)!.id
+  const res = await app.inject({ method: 'GET', url: '/reference/project', query: { id, person } })
+  if (res.statusCode !== 200) throw new Error(res.body)
+  return res.body
+}
 const erin = demo.tokens['erin@acme.test']!.write
 const alice = demo.tokens['alice@acme.test']!.write
 const website = demo.projects['Website Redesign']!
@@ -49,6 +71,7 @@ t.test('projects/get answers the same bytes whether the project was written befo
         continue
       }
       sameAnswer(t, first.kept, first.written, `${person} reading ${name}, first`)
+      t.equal(first.kept.body, await reference(person, id), `${person} reading ${name}: Fastify's bytes`)
       const hits = app.answers.hits
       const again = await client(app, token.write).get(id)
       t.equal(app.answers.hits, hits + 1, `${person} reading ${name} again: written from memory`)
@@ -57,16 +80,20 @@ t.test('projects/get answers the same bytes whether the project was written befo
   }
 })
 
-t.test('a mutation\'s answer and the next read of the project are the same bytes', async (t) => {
+t.test('a mutation\'s answer is Fastify\'s bytes, kept for the next read of the project', async (t) => {
   const api = client(app, erin)
   for (const name of ['Plain name', 'Ünïcödé 名前 ✨', 'Quotes " and \\ and /']) {
     const renamed = await api.updateName({ project_id: websiteId, name })
     t.equal(renamed.statusCode, 200)
+    t.equal(renamed.headers['content-type'], 'application/json; charset=utf-8')
+    t.equal(renamed.body, await reference('erin@acme.test', websiteId), `${name}: the mutation writes Fastify's bytes`)
+    const hits = app.answers.hits
     const read = await api.get(websiteId)
-    t.equal(read.body, renamed.body, `${name}: the read writes what the mutation's serializer wrote`)
+    t.equal(app.answers.hits, hits + 1, `${name}: the read right after the change is written from what the change kept`)
+    t.equal(read.body, renamed.body, `${name}: the same bytes`)
     t.equal(read.headers.etag, renamed.headers.etag)
     const again = await api.get(websiteId)
-    t.equal(again.body, renamed.body, `${name}: and so does the read from memory`)
+    t.equal(again.body, renamed.body, `${name}: and again`)
   }
 })
 
