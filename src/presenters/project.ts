@@ -261,16 +261,21 @@ export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Proj
 const ANSWER_OPEN = '{"project":'
 const ANSWER_CLOSE = '}'
 
+/** A project's answer as projects/get and the mutations write it: `{"project":…}`. */
+export function writeProjectAnswer (read: ProjectText, seen?: PeopleSeen): Buffer {
+  return Buffer.from(ANSWER_OPEN + writeProject(toProject(parseProject(read), seen)) + ANSWER_CLOSE)
+}
+
 /**
- * A read project's answer as projects/get writes it: the bytes written before from
- * the same aggregate text and access level, else written now and kept
- * (plugins/answers.ts). `seen` is shared by the projects of one answer.
+ * A read project's answer: the bytes written before from the same aggregate text
+ * and access level, else written now and kept (plugins/answers.ts). `seen` is
+ * shared by the projects of one answer.
  */
 export function projectAnswer (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen): Buffer {
   const key = answerKey('project', String(read.level), read.aggregate)
   let answer = answers.get(key)
   if (answer === undefined) {
-    answer = Buffer.from(ANSWER_OPEN + writeProject(toProject(parseProject(read), seen)) + ANSWER_CLOSE)
+    answer = writeProjectAnswer(read, seen)
     answers.set(key, answer)
   }
   return answer

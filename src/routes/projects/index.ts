@@ -14,11 +14,11 @@ import { decodeId } from '../../ids.js'
 import { findProject, parseProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
-import { projectAnswer, projectInAnswer, toProject, type PeopleSeen } from '../../presenters/project.js'
+import { projectAnswer, projectInAnswer, toProject, writeProjectAnswer, type PeopleSeen } from '../../presenters/project.js'
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
-import { sendAnswer, type AnswerCache } from '../../plugins/answers.js'
+import { sendAnswer } from '../../plugins/answers.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 import { entityTag, ifMatchTags, ifNoneMatch, notModified, preconditionFailed } from './conditional.js'
@@ -43,7 +43,7 @@ const COMMA = Buffer.from(',')
 
 interface Update { rawId: string, field: ProjectField, value: string, ifMatch: string[] | null }
 
-async function update (db: Db, answers: AnswerCache, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<FastifyReply> {
+async function update (db: Db, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<FastifyReply> {
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
   // One statement: the token's check, the checks (If-Match last), the write, the
@@ -64,8 +64,10 @@ async function update (db: Db, answers: AnswerCache, caller: Caller, reply: Fast
     throw preconditionFailed(tag)
   }
   reply.header('etag', entityTag(result.project.etag))
-  // Kept too: a client that reads the project right after changing it gets these bytes.
-  return sendAnswer(reply, projectAnswer(answers, result.project))
+  // Written as the reads write it, but not kept: a change's answer is read again
+  // only if nothing changes the project meanwhile, and kept it would push out
+  // answers that are read again.
+  return sendAnswer(reply, writeProjectAnswer(result.project))
 }
 
 const projects: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -90,7 +92,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const name = normalizeName(request.body.name)
     const ifMatch = ifMatchTags(request.headers['if-match'])
-    return update(fastify.db, fastify.answers, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
+    return update(fastify.db, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
   })
 
   fastify.post('/update_description', {
@@ -113,7 +115,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const description = checkDescription(request.body.description)
     const ifMatch = ifMatchTags(request.headers['if-match'])
-    return update(fastify.db, fastify.answers, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
+    return update(fastify.db, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
   })
 
   fastify.get('/get', {
