@@ -281,7 +281,26 @@ export function projectAnswer (answers: AnswerCache, read: ProjectText, seen?: P
   return answer
 }
 
-/** The project's JSON inside an answer of projectAnswer, for a page of projects (no copy). */
-export function projectInAnswer (answer: Buffer): Buffer {
+/** The project's JSON inside an answer of projectAnswer (no copy). */
+function projectInAnswer (answer: Buffer): Buffer {
   return answer.subarray(ANSWER_OPEN.length, answer.length - ANSWER_CLOSE.length)
+}
+
+// projects/list's answer as its schema writes it (`{"projects":[…],"next_cursor":…}`).
+const PAGE_OPEN = Buffer.from('{"projects":[')
+const COMMA = Buffer.from(',')
+
+/**
+ * A page of projects/list: each project as projectAnswer writes it (kept or not),
+ * its people shared across the page, and the cursor of the next page.
+ */
+export function projectPageAnswer (answers: AnswerCache, page: readonly ProjectText[], nextCursor: string | null): Buffer {
+  const seen: PeopleSeen = new Map()
+  const parts: Buffer[] = [PAGE_OPEN]
+  page.forEach((read, i) => {
+    if (i > 0) parts.push(COMMA)
+    parts.push(projectInAnswer(projectAnswer(answers, read, seen)))
+  })
+  parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))
+  return Buffer.concat(parts)
 }

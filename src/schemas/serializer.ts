@@ -58,9 +58,9 @@ export const buildSerializer: SerializerSelector.SerializerFactory = (externalSc
 }
 
 /**
- * A writer for answers of this schema that the app keeps (plugins/answers.ts):
- * the same compiler, shared schemas and nullable form as the routes', so the
- * bytes are those Fastify writes.
+ * A writer for answers of this schema that the app writes itself (and may keep,
+ * plugins/answers.ts): the same compiler, shared schemas and nullable form as the
+ * routes', so the bytes are those Fastify writes.
  */
 function writer<T> (schema: unknown): (value: T) => string {
   return buildSerializer(COMPONENTS, {})({ schema, method: 'GET', url: '/', httpStatus: '200' }) as (value: T) => string

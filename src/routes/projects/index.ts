@@ -14,7 +14,7 @@ import { decodeId } from '../../ids.js'
 import { findProject, parseProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
-import { projectAnswer, projectInAnswer, toProject, writeProjectAnswer, type PeopleSeen } from '../../presenters/project.js'
+import { projectAnswer, projectPageAnswer, toProject, writeProjectAnswer } from '../../presenters/project.js'
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
@@ -35,11 +35,6 @@ const NO_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, i
   'cannot see it: one body for all, so existence never leaks.')
 const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, its id cannot be decoded, it ' +
   'is archived, or the person cannot see it: one body for all, so existence never leaks.')
-
-// A page of projects as its schema writes it (`{"projects":[…],"next_cursor":…}`),
-// around the projects of projects/get's answers (presenters/project.ts).
-const PROJECTS_OPEN = Buffer.from('{"projects":[')
-const COMMA = Buffer.from(',')
 
 interface Update { rawId: string, field: ProjectField, value: string, ifMatch: string[] | null }
 
@@ -201,16 +196,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const nextCursor = rows.length > limit && last !== undefined
       ? codec.encode(scope, { name: last.name, id: last.id, person: result.personId })
       : null
-    // The page's projects share their people (presenters/project.ts). Written as
-    // the route's schema would write { projects, next_cursor }.
-    const seen: PeopleSeen = new Map()
-    const parts: Buffer[] = [PROJECTS_OPEN]
-    page.forEach((row, i) => {
-      if (i > 0) parts.push(COMMA)
-      parts.push(projectInAnswer(projectAnswer(fastify.answers, row, seen)))
-    })
-    parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))
-    return sendAnswer(reply, Buffer.concat(parts))
+    return sendAnswer(reply, projectPageAnswer(fastify.answers, page, nextCursor))
   })
 }
 
