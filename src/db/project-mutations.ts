@@ -9,7 +9,7 @@ import { ACCESS, accessLevel } from './access.js'
 import { value, type ValueParameters } from './prepared.js'
 import { aggregateText, projectAggregate, projectSource, subscriptionSources, type ProjectText } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
-import { ifMatchPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
+import { ifMatchPrecondition, noPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
 import { queueDeliveries } from './jobs.js'
 import type { Database } from './types.js'
 
@@ -46,11 +46,15 @@ export type UpdateProjectField = ChangeActor & {
   ifMatch?: string[] | null
 }
 
-/** The values a mutation's statement takes (the caller comes with the statement): the description's also the people it mentions. */
-const CHANGE = { value: value<string>(), projectId: value<string>(), ifMatch: value<string[] | null>() }
+/**
+ * The values a mutation's statement takes (the caller comes with the statement):
+ * a conditional one's also If-Match's tags, the description's the people it mentions.
+ */
+const CHANGE = { value: value<string>(), projectId: value<string>() }
+const CONDITION = { ifMatch: value<string[]>() }
 const MENTIONS = { mentions: value<string[]>() }
 
-type ChangeValues = ValueParameters<typeof CHANGE>
+type ChangeValues = ValueParameters<typeof CHANGE> & Partial<ValueParameters<typeof CONDITION>>
 
 /**
  * The CTEs every change shares: the permission check, the locked row, the write
@@ -84,7 +88,7 @@ function projectChange (withCaller: WithCaller, db: Kysely<Database>, field: Pro
       .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
       .forUpdate('p'))
     // If-Match, on the locked row: nothing hangs on `changed` or `latest` when it fails.
-    .with('precondition', () => ifMatchPrecondition(db, CALLER_PERSON, change.ifMatch))
+    .with('precondition', () => change.ifMatch === undefined ? noPrecondition(db) : ifMatchPrecondition(db, CALLER_PERSON, change.ifMatch))
     .with('changed', (qb) => qb.updateTable('projects')
       .from(['target', 'input'])
       .set((eb) => field === 'name'
@@ -154,7 +158,7 @@ function projectChange (withCaller: WithCaller, db: Kysely<Database>, field: Pro
 }
 
 // The answer: one row whenever the caller is valid (db/caller.ts).
-const RENAME = prepareForCaller('write', CHANGE, (withCaller, values, db) => projectChange(withCaller, db, 'name', values)
+const rename = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeValues) => projectChange(withCaller, db, 'name', values)
   .selectFrom('caller')
   .leftJoin('access', (join) => join.onTrue())
   .leftJoin('target', (join) => join.onTrue())
@@ -162,7 +166,12 @@ const RENAME = prepareForCaller('write', CHANGE, (withCaller, values, db) => pro
   .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON)).as('project'), (join) => join.onTrue())
   .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
-  .select((eb) => projectTag('project', eb.ref('target.level')).as('etag')))
+  .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))
+
+const RENAME = {
+  unconditional: prepareForCaller('write', CHANGE, (withCaller, values, db) => rename(withCaller, db, values)),
+  conditional: prepareForCaller('write', { ...CHANGE, ...CONDITION }, (withCaller, values, db) => rename(withCaller, db, values))
+}
 
 /**
  * A description change reaches people, in the same statement (Operately's rules):
@@ -175,7 +184,7 @@ const RENAME = prepareForCaller('write', CHANGE, (withCaller, values, db) => pro
  * person or one who cannot view the project. Nothing of this happens when nothing
  * changed. Set-based throughout: the cost does not grow a statement per person.
  */
-const DESCRIBE = prepareForCaller('write', { ...CHANGE, ...MENTIONS }, (withCaller, values, db) => projectChange(withCaller, db, 'description', values)
+const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeValues & ValueParameters<typeof MENTIONS>) => projectChange(withCaller, db, 'description', values)
   // The people mentioned who may be subscribed: of the project's company, not suspended.
   .with('mentioned', (qb) => qb.selectFrom('people as pe')
     .innerJoin('changed', 'changed.company_id', 'pe.company_id')
@@ -256,15 +265,25 @@ const DESCRIBE = prepareForCaller('write', { ...CHANGE, ...MENTIONS }, (withCall
   .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, subscriptionSources('all_lists', 'all_subscriptions'))).as('project'), (join) => join.onTrue())
   .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
-  .select((eb) => projectTag('project', eb.ref('target.level')).as('etag')))
+  .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))
 
+const DESCRIBE = {
+  unconditional: prepareForCaller('write', { ...CHANGE, ...MENTIONS }, (withCaller, values, db) => describe(withCaller, db, values)),
+  conditional: prepareForCaller('write', { ...CHANGE, ...CONDITION, ...MENTIONS }, (withCaller, values, db) => describe(withCaller, db, values))
+}
 
 export async function updateProjectField (db: Kysely<Database>, change: UpdateProjectField): Promise<UpdateResult> {
   const actor = 'actor' in change ? change.actor : { personId: change.personId, tokenId: change.tokenId }
-  const values = { value: change.value, projectId: change.projectId, ifMatch: change.ifMatch ?? null }
+  const values = { value: change.value, projectId: change.projectId }
+  const ifMatch = change.ifMatch ?? null
+  const mentions = change.mentions ?? []
   const [row] = change.field === 'name'
-    ? await runAs(db, RENAME, actor, values)
-    : await runAs(db, DESCRIBE, actor, { ...values, mentions: change.mentions ?? [] })
+    ? ifMatch === null
+      ? await runAs(db, RENAME.unconditional, actor, values)
+      : await runAs(db, RENAME.conditional, actor, { ...values, ifMatch })
+    : ifMatch === null
+      ? await runAs(db, DESCRIBE.unconditional, actor, { ...values, mentions })
+      : await runAs(db, DESCRIBE.conditional, actor, { ...values, ifMatch, mentions })
 
   // Decided without waiting for the row: who may not edit never waits for it.
   if (!row || row.level === null || row.level < ACCESS.view) return { outcome: 'not_found' }

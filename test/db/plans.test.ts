@@ -1,11 +1,12 @@
 // How the database answers notifications/list: through an index of the person's
 // notifications in their order, not by reading every notification of everyone,
 // so a page costs the same however many notifications the others have received.
-// The plan is the one PostgreSQL (or PGlite) makes for the very statement and
-// parameters the app sent.
+// And what a change without If-Match is planned with: not the tag's aggregate,
+// which only a conditional change computes. The plans are those PostgreSQL (or
+// PGlite) makes for the very statements and parameters the app sent.
 import t from 'tap'
 import { CompiledQuery, sql, type LogEvent } from 'kysely'
-import { build, createCompany, createPerson, tokenFor } from '../helper.js'
+import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 type Json = Record<string, unknown>
 
@@ -49,4 +50,49 @@ t.test('a page of notifications/list reads the person\'s notifications through t
   t.notOk(onNotifications.some((n) => n['Node Type'] === 'Seq Scan'), 'the table is not read whole')
   t.ok(onNotifications.some((n) => n['Index Name'] === 'notifications_person_id_inserted_at_idx'),
     `the person's index is used: ${onNotifications.map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}`).join(', ')}`)
+})
+
+/** The plan of a statement the app sent, as PostgreSQL makes it for those parameters (nothing is run). */
+async function planOf (statement: { sql: string, parameters: readonly unknown[] }): Promise<Json> {
+  const { rows: [row] } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
+    CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${statement.sql}`, [...statement.parameters]))
+  const raw = row!['QUERY PLAN']
+  return ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Json }>)[0]!.Plan
+}
+
+t.test('a change without If-Match is planned without the aggregate its tag would need', async (t) => {
+  // PostgreSQL sets up every node of a plan on each execution, run or not: the
+  // tag's aggregate in an unconditional change's plan would cost every change.
+  const company = await createCompany(db)
+  const editor = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [editor.id])
+  const project = await createProject(db, space)
+  await addContributor(db, project.id, editor.id, 'champion')
+  const { token } = await tokenFor(db, editor.email)
+  const headers = { authorization: `Bearer ${token}` }
+  const read = await app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id: project.publicId }, headers })
+  let etag = read.headers.etag as string
+  const doc = (text: string) => JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text }] }] })
+
+  for (const [operation, body] of [['update_name', (n: number) => ({ name: `Planned ${n}` })], ['update_description', (n: number) => ({ description: doc(`Planned ${n}`) })]] as const) {
+    const plans: Record<string, { statement: string, nodes: number }> = {}
+    for (const [n, condition] of [[1, {}], [2, { 'if-match': '*' }], [3, 'tag']] as const) {
+      sent.length = 0
+      const res = await app.inject({
+        method: 'POST', url: `/api/external/v1/projects/${operation}`,
+        headers: { ...headers, ...(condition === 'tag' ? { 'if-match': etag } : condition) },
+        payload: { project_id: project.publicId, ...body(n) }
+      })
+      t.equal(res.statusCode, 200, `${operation} ${JSON.stringify(condition)}: ${res.body.slice(0, 200)}`)
+      etag = res.headers.etag as string
+      t.equal(sent.length, 1, 'one statement')
+      plans[n] = { statement: sent[0]!.sql, nodes: nodes(await planOf(sent[0]!)).length }
+    }
+    const [plain, star, tagged] = [plans[1]!, plans[2]!, plans[3]!]
+    t.equal(star.statement, plain.statement, `${operation}: If-Match: * is no condition and runs the unconditional statement`)
+    t.not(tagged.statement, plain.statement, `${operation}: a tag runs the conditional statement`)
+    t.notMatch(plain.statement, /"before"/, `${operation}: the unconditional statement builds no aggregate of the row before the change`)
+    t.match(tagged.statement, /"before"/, `${operation}: the conditional one does`)
+    t.ok(plain.nodes <= tagged.nodes * 0.8, `${operation}: the unconditional plan has ${plain.nodes} nodes, the conditional ${tagged.nodes}`)
+  }
 })
