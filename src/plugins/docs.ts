@@ -37,9 +37,8 @@ export default fp(async (fastify) => {
   await fastify.register(async (docs) => {
     docs.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, security: [] }
-      // helmet's other headers stay; the policy is set below, once the page is known.
-      route.config = { ...route.config, helmet: { contentSecurityPolicy: false } } as typeof route.config
     })
+    // helmet's other headers stay; its policy gives way to the page's, known once the page is.
     docs.addHook('onSend', async (_request, reply, payload) => {
       reply.header('content-security-policy', docsPolicy(typeof payload === 'string' ? payload : ''))
       return payload

@@ -15,29 +15,10 @@ import type { ConnectionError, FastifyError, FastifyHttpOptions, FastifyInstance
 import type { Config } from '../config.js'
 import { ApiError, unavailable } from '../errors.js'
 import { headerCount } from '../raw-headers.js'
+import { SECURITY_HEADERS } from './security.js'
 
 /** At shutdown, how long a body still arriving may take before its connection is closed. */
 const UPLOAD_GRACE_MS = 1000
-
-/**
- * helmet's headers on a JSON answer, as plugins/security.ts sends them on every
- * routed answer, for the answers given before any route (and so any hook) runs.
- * test/plugins/transport.test.ts keeps them equal to helmet's.
- */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': "default-src 'self';base-uri 'self';font-src 'self' https: data:;form-action 'self';frame-ancestors 'self';img-src 'self' data:;object-src 'none';script-src 'self';script-src-attr 'none';style-src 'self' https: 'unsafe-inline';upgrade-insecure-requests",
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'origin-agent-cluster': '?1',
-  'referrer-policy': 'no-referrer',
-  'strict-transport-security': 'max-age=31536000; includeSubDomains',
-  'x-content-type-options': 'nosniff',
-  'x-dns-prefetch-control': 'off',
-  'x-download-options': 'noopen',
-  'x-frame-options': 'SAMEORIGIN',
-  'x-permitted-cross-domain-policies': 'none',
-  'x-xss-protection': '0'
-}
 
 // The response each connection is at (its request, its progress) and the id each
 // request was given: a failure on a connection is answered and logged as its

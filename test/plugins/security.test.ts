@@ -1,6 +1,9 @@
 // Transport basics on every answer: helmet's headers, Cache-Control: no-store,
 // the request id handed back (a sane caller's one kept, anything else replaced),
 // and tokens kept out of the logs even when a client puts one in the URL.
+import { IncomingMessage, ServerResponse } from 'node:http'
+import { Socket } from 'node:net'
+import helmet from 'helmet'
 import t from 'tap'
 import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
@@ -29,6 +32,34 @@ t.test('security headers and no-store on successes and errors alike', async (t) 
     t.equal(res.headers['cross-origin-resource-policy'], 'same-origin')
     t.equal(res.headers['x-powered-by'], undefined)
     t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/, 'a request id is generated')
+  }
+})
+
+t.test('every answer carries exactly the headers helmet\'s defaults set on a Node.js answer', async (t) => {
+  // helmet's middleware on a real ServerResponse, as @fastify/helmet would run it for each request.
+  const response = new ServerResponse(new IncomingMessage(new Socket()))
+  response.setHeader('x-powered-by', 'something')
+  let next = false
+  helmet()(response.req, response, () => { next = true })
+  t.ok(next, 'the middleware completed')
+  const expected = Object.fromEntries(Object.entries(response.getHeaders()).map(([name, value]) => [name, String(value)]))
+  t.ok(Object.keys(expected).length >= 10, `helmet set ${Object.keys(expected).join(', ')}`)
+  t.notOk('x-powered-by' in expected, 'and took X-Powered-By away')
+
+  const ordinary = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'cache-control', 'x-request-id', 'etag', 'allow'])
+  const answers = [
+    await api.get(project.publicId),
+    await api.updateName({ project_id: project.publicId, name: 'Renamed again' }),
+    await client(server).get(project.publicId),
+    await api.updateName({ project_id: 7 }),
+    await server.inject({ method: 'GET', url: '/nowhere' }),
+    await server.inject({ method: 'GET', url: '/health/live' }),
+    await server.inject({ method: 'DELETE', url: '/api/external/v1/projects/get' })
+  ]
+  t.same(answers.map((r) => r.statusCode), [200, 200, 401, 400, 404, 200, 405])
+  for (const res of answers) {
+    const security = Object.fromEntries(Object.entries(res.headers).filter(([name]) => !ordinary.has(name) && name !== 'www-authenticate'))
+    t.strictSame(security, expected, `${res.statusCode}: helmet's headers, no more, no fewer`)
   }
 })
 
