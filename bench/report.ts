@@ -9,6 +9,7 @@ import { LABELS, OPERATIONS, type OperationName } from './operations.js'
 import type { PgbenchResult, Script } from './pgbench.js'
 import type { DatasetSize } from './seed.js'
 import type { WebhookFigures } from './webhooks.js'
+import { FLAGS } from './options.js'
 
 export interface Machine {
   cpu: string
@@ -474,14 +475,7 @@ The default run takes about ten minutes on 2 cores.
 | \`BENCH_PGBENCH\` | pgbench | the pgbench binary; the pgbench columns stay empty when it is missing |
 | \`BENCH_DELAY_MS\` | 1 | the simulated network delay each way between the server and PostgreSQL in the delayed runs |
 | \`BENCH_WEBHOOK_*\` | | the webhook part's settings (see bench/webhooks.ts) |
-| \`--embedded\` / \`--no-embedded\` | on | include the embedded (PGlite) runs |
-| \`--no-build\` | | skip \`npm run build\` (measures whatever dist/ holds) |
-| \`--keep\` | | keep the temporary directory (pgbench scripts, server logs, PGlite data) |
-| \`--drop\` | | drop \`projects_bench\` at the end |
-| \`--cpu-prof\` | | run the server with \`--cpu-prof\` and keep the profiles |
-| \`--no-delay\` | | skip the runs behind the simulated network delay |
-| \`--no-unkept\` | | skip the reads on a server that keeps no answers (ANSWER_CACHE_MB=0) |
-| \`--no-webhooks\` | | skip the webhook figures |
+${Object.entries(FLAGS).map(([flag, meaning]) => `| \`${flag}\` | | ${meaning} |`).join('\n')}
 
 Nothing here is asserted: the targets are printed beside the figures.
 `

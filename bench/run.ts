@@ -19,15 +19,7 @@
 //   BENCH_PGBENCH           pgbench binary (default pgbench)
 //   BENCH_DELAY_MS          the simulated network delay each way between the server and
 //                           PostgreSQL for the delayed runs (default 1; bench/proxy.ts)
-// Flags (npm run bench -- <flags>):
-//   --embedded / --no-embedded  include the embedded runs (default: included)
-//   --no-build                  skip npm run build
-//   --keep                      keep the temporary directory (scripts, logs, PGlite data)
-//   --drop                      drop projects_bench at the end
-//   --cpu-prof                  run the servers with --cpu-prof; profiles stay in the kept directory
-//   --no-delay                  skip the runs behind the simulated network delay
-//   --no-unkept                 skip the reads on a server that keeps no answers (ANSWER_CACHE_MB=0)
-//   --no-webhooks               skip bench/webhooks.ts (its figures go into RESULTS.md)
+// Flags (npm run bench -- <flags>): FLAGS in bench/options.ts.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -48,7 +40,7 @@ import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
-import { positive } from './options.js'
+import { FLAGS, positive } from './options.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
@@ -65,8 +57,8 @@ const POOL_SIZE_WHY = 'about 4 per core: enough to overlap the round trips and W
 
 const flags = new Set(process.argv.slice(2))
 for (const flag of flags) {
-  if (!['--embedded', '--no-embedded', '--no-build', '--keep', '--drop', '--cpu-prof', '--no-webhooks', '--no-delay'].includes(flag)) {
-    throw new Error(`unknown flag ${flag}; see the header of bench/run.ts`)
+  if (!Object.hasOwn(FLAGS, flag)) {
+    throw new Error(`unknown flag ${flag}; the flags are ${Object.keys(FLAGS).join(' ')} (bench/options.ts)`)
   }
 }
 const options = {
