@@ -52,6 +52,22 @@ export function bearerToken (header: string | undefined): string | null {
   return match[2] ?? ''
 }
 
+// The digest of each request's token, taken once: the rate limits key on it as
+// well as the operation's statement (a token's hash on every use, otherwise
+// three or four times a request).
+const digests = new WeakMap<FastifyRequest, Buffer | null>()
+
+/** SHA-256 of the request's bearer token (db/tokens.ts), or null without one. */
+export function presentedTokenDigest (request: FastifyRequest): Buffer | null {
+  let digest = digests.get(request)
+  if (digest === undefined) {
+    const token = bearerToken(request.headers.authorization)
+    digest = token === null ? null : tokenDigest(token)
+    digests.set(request, digest)
+  }
+  return digest
+}
+
 const REJECTIONS = {
   revoked: 'token has been revoked',
   expired: 'token has expired',
@@ -93,7 +109,7 @@ export default fp(async (fastify) => {
     }
     const refused = await fastify.authFailures.check(request)
     if (refused) throw refused
-    request.caller = { digest: tokenDigest(token), confirmed: false }
+    request.caller = { digest: presentedTokenDigest(request)!, confirmed: false }
   })
 
   /** The 401 or 403 this token gets, or null when the request may go on. */

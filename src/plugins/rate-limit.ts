@@ -7,13 +7,12 @@
 //   lookups; tokens that authenticated before in this process are still served,
 //   under their own budget.
 // Over either: 429 in the error envelope with Retry-After.
-import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
 import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
-import { bearerToken } from './auth.js'
+import { presentedTokenDigest } from './auth.js'
 
 export interface RateLimitOptions {
   /** Requests per key and window; 0 turns limiting off. */
@@ -43,9 +42,9 @@ declare module 'fastify' {
 
 /** The presented token, hashed, so that no store or memory here holds a usable token. */
 function tokenKey (request: FastifyRequest): string | null {
-  const token = bearerToken(request.headers.authorization)
-  if (token === null) return null
-  return `token:${createHash('sha256').update(token).digest('base64url').slice(0, 32)}`
+  const digest = presentedTokenDigest(request)
+  if (digest === null) return null
+  return `token:${digest.toString('base64url').slice(0, 32)}`
 }
 
 /** The per-request key: the token presented, or the client address when there is none. */
