@@ -27,9 +27,11 @@ export interface ProjectListQuery {
 // The caller's person, from the statement's `caller` (db/caller.ts).
 const ME = sql<string>`caller.person_id`
 
-// The page first (ids, names and levels, by name then id, up to the limit), then
-// each of its projects' aggregate exactly as projects/get reads it
-// (db/project-aggregate.ts), so that both answers share what is already written.
+// The page first (ids, names and levels, by name then id, up to the limit and one
+// more, which tells whether there is a next page), then each of its projects'
+// aggregate exactly as projects/get reads it (db/project-aggregate.ts), so that both
+// answers share what is already written. The one more is only looked at: no
+// aggregate is built for it.
 const LIST_PROJECTS = prepareForCaller('read', {
   roles: value<ContributorRole[] | null>(),
   spaceId: value<string | null>(),
@@ -43,7 +45,7 @@ const LIST_PROJECTS = prepareForCaller('read', {
   // A cursor continues only the list of the person it was issued to.
   const ownCursor = sql<boolean>`(${v.afterPerson}::uuid IS NULL OR ${v.afterPerson}::uuid = caller.person_id)`
   return withCaller.selectFrom('caller')
-    .leftJoinLateral((eb) => eb.selectFrom('projects as p')
+    .leftJoinLateral((eb) => eb.selectFrom(eb.selectFrom('projects as p')
       .innerJoinLateral((eb) => eb.selectFrom('people as me')
         .where('me.id', '=', ME)
         .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
@@ -59,10 +61,14 @@ const LIST_PROJECTS = prepareForCaller('read', {
       .where(sql<boolean>`(${v.afterName}::text IS NULL OR (p.name, p.id) > (${v.afterName}::text, ${v.afterId}::uuid))`)
       .select(['p.id', 'p.name', 'acc.level'])
       .orderBy('p.name').orderBy('p.id')
-      .limit(v.limit)
+      .limit(sql<number>`${v.limit} + 1`)
+      .as('c'))
+      // Numbered after the limit: a window over the whole list would sort all of it.
+      .select(['c.id', 'c.name', 'c.level', sql<number>`row_number() OVER (ORDER BY c.name, c.id)`.as('n')])
       .as('page'), (join) => join.onTrue())
     .leftJoinLateral(fenced(projectAggregate(db, projectSource('projects'), ME)
-      .where('p.id', '=', sql<string>`page.id`)).as('project'), (join) => join.onTrue())
+      .where('p.id', '=', sql<string>`page.id`)
+      .where(sql<boolean>`page.n <= ${v.limit}`)).as('project'), (join) => join.onTrue())
     .select([
       'page.id', 'page.name', 'page.level',
       aggregateText('project').as('aggregate'),
@@ -83,9 +89,11 @@ export interface ProjectPage {
   /** False when the cursor was issued to someone else: no project was read. */
   ownCursor: boolean
   projects: ListedProject[]
+  /** Whether the caller can see a project after the page's last. */
+  more: boolean
 }
 
-/** Up to `limit` projects the caller can see, after `after`, by name then id. */
+/** Up to `limit` projects the caller can see, after `after`, by name then id, and whether more follow. */
 export async function listProjects (db: Kysely<Database>, actor: Actor, query: ProjectListQuery): Promise<ProjectPage> {
   const rows = await runAs(db, LIST_PROJECTS, actor, {
     roles: query.roles,
@@ -99,8 +107,11 @@ export async function listProjects (db: Kysely<Database>, actor: Actor, query: P
   })
   const { caller_person_id: personId, own_cursor: ownCursor } = rows[0]!
   const projects: ListedProject[] = []
+  let more = false
   for (const { id, name, level, aggregate } of rows) {
-    if (id !== null && name !== null && level !== null && aggregate !== null) projects.push({ id, name, level, aggregate })
+    if (id === null || name === null || level === null) continue
+    if (aggregate === null) more = true
+    else projects.push({ id, name, level, aggregate })
   }
-  return { personId, ownCursor, projects }
+  return { personId, ownCursor, projects, more }
 }

@@ -96,3 +96,29 @@ t.test('a change without If-Match is planned without the aggregate its tag would
     t.ok(plain.nodes <= tagged.nodes * 0.8, `${operation}: the unconditional plan has ${plain.nodes} nodes, the conditional ${tagged.nodes}`)
   }
 })
+
+t.test('a page of projects/list builds the aggregate of its projects only, not of the one after it', async (t) => {
+  // The statement looks one project past the page to know whether a next page
+  // follows; building that one's aggregate would cost a page of 20 a 21st.
+  const company = await createCompany(db)
+  const reader = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [reader.id])
+  for (const name of ['Listed A', 'Listed B', 'Listed C']) await createProject(db, space, { name, access: { space: 10 } })
+  const { token } = await tokenFor(db, reader.email)
+  sent.length = 0
+  const res = await app.inject({ method: 'GET', url: '/api/external/v1/projects/list', query: { limit: '2' }, headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 200)
+  t.same(res.json().projects.map((p: { name: string }) => p.name), ['Listed A', 'Listed B'])
+  t.type(res.json().next_cursor, 'string', 'a next page')
+  t.equal(sent.length, 1, 'one statement')
+
+  const { rows: [row] } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
+    CompiledQuery.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]!.sql}`, [...sent[0]!.parameters]))
+  const raw = row!['QUERY PLAN']
+  const plan = ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Json }>)[0]!.Plan
+  // Milestones are read by the aggregate alone, once per project it is built for.
+  const milestones = nodes(plan).filter((n) => n['Relation Name'] === 'project_milestones')
+  t.ok(milestones.length > 0, 'the aggregate reads milestones')
+  const loops = milestones.map((n) => Number(n['Actual Loops']))
+  t.equal(Math.max(...loops), 2, `read for the 2 projects of the page, not for the third (loops of each read: ${loops.join(', ')})`)
+})

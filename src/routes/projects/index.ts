@@ -184,16 +184,14 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     // was issued to (under its MAC), and the statement reads a page only for them.
     const scope = `projects/list\n${JSON.stringify(filters)}`
     const after = query.cursor === undefined ? null : listPosition(codec.decode(scope, query.cursor))
-    // One more than the page: whether there is a next page, in the same statement.
     const result = await listProjects(fastify.db, request.caller, {
       roles: filters.roles, spaceId: filters.space_id, goalId: filters.goal_id,
-      includeArchived: filters.include_archived, after, limit: limit + 1
+      includeArchived: filters.include_archived, after, limit
     })
     if (!result.ownCursor) throw notThisCursor()
-    const rows = result.projects
-    const page = rows.slice(0, limit)
+    const page = result.projects
     const last = page.at(-1)
-    const nextCursor = rows.length > limit && last !== undefined
+    const nextCursor = result.more && last !== undefined
       ? codec.encode(scope, { name: last.name, id: last.id, person: result.personId })
       : null
     return sendAnswer(reply, projectPageAnswer(fastify.answers, page, nextCursor))
