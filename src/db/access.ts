@@ -3,7 +3,8 @@
 // project's company, the space level for members of its space, and the person's
 // own contributor binding. Suspended people have none. The rows are passed as
 // references (`eb.table('p')`), so the compiler checks that they are a project
-// and a person.
+// and a person. projects/list looks for visible projects where these terms come
+// from (db/project-list.ts): a new term needs its place there too.
 import { expressionBuilder, sql, type Expression, type RawBuilder, type Selectable } from 'kysely'
 import type { Database, PeopleTable, ProjectContributorsTable, ProjectsTable } from './types.js'
 

@@ -2,7 +2,7 @@
 // aggregate as that person sees it, in one statement: ordered by name then id, and
 // continued after the last project of the previous page (keyset paging, so a page
 // costs the same however deep it is).
-import { sql, type Kysely } from 'kysely'
+import { expressionBuilder, sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel } from './access.js'
 import { value } from './prepared.js'
 import { prepareForCaller, runAs, type Actor } from './caller.js'
@@ -27,6 +27,19 @@ export interface ProjectListQuery {
 // The caller's person, from the statement's `caller` (db/caller.ts).
 const ME = sql<string>`caller.person_id`
 
+// Where a person's access can come from (db/access.ts): their company, a space
+// they belong to, a project they contribute to, or a project's public level. Each
+// has its index, so a page works out the level of these projects only, not of every
+// project of every company in the database. A new way of access in accessLevel
+// needs its place here too.
+const candidates = expressionBuilder<Database>()
+  .selectFrom('projects as cp').select('cp.id')
+  .where('cp.company_id', '=', (eb) => eb.selectFrom('people as cm').select('cm.company_id').where('cm.id', '=', ME))
+  .unionAll((eb) => eb.selectFrom('projects as cp').select('cp.id').where('cp.public_access', '>', sql.lit(0)))
+  .unionAll((eb) => eb.selectFrom('space_members as cs').innerJoin('projects as cp', 'cp.space_id', 'cs.space_id')
+    .select('cp.id').where('cs.person_id', '=', ME))
+  .unionAll((eb) => eb.selectFrom('project_contributors as cc').select('cc.project_id as id').where('cc.person_id', '=', ME))
+
 // The page first (ids, names and levels, by name then id, up to the limit and one
 // more, which tells whether there is a next page), then each of its projects'
 // aggregate exactly as projects/get reads it (db/project-aggregate.ts), so that both
@@ -46,6 +59,7 @@ const LIST_PROJECTS = prepareForCaller('read', {
   const ownCursor = sql<boolean>`(${v.afterPerson}::uuid IS NULL OR ${v.afterPerson}::uuid = caller.person_id)`
   return withCaller.selectFrom('caller')
     .leftJoinLateral((eb) => eb.selectFrom(eb.selectFrom('projects as p')
+      .where('p.id', 'in', candidates)
       .innerJoinLateral((eb) => eb.selectFrom('people as me')
         .where('me.id', '=', ME)
         .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))

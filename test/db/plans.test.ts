@@ -122,3 +122,56 @@ t.test('a page of projects/list builds the aggregate of its projects only, not o
   const loops = milestones.map((n) => Number(n['Actual Loops']))
   t.equal(Math.max(...loops), 2, `read for the 2 projects of the page, not for the third (loops of each read: ${loops.join(', ')})`)
 })
+
+t.test('a page of projects/list judges the projects a person could see, not every project in the database', async (t) => {
+  // Access comes from a person's company, their spaces, their contributions or a
+  // project's public level; a page looks only there, so other companies' projects
+  // cost it nothing, however many there are.
+  const mine = await createCompany(db)
+  const reader = await createPerson(db, mine.id)
+  const ownSpace = await createSpace(db, mine.id, [reader.id])
+  await createProject(db, ownSpace, { name: 'Judged own A', access: { space: 10 } })
+  await createProject(db, ownSpace, { name: 'Judged own B', access: { company: 10 } })
+  const other = await createCompany(db)
+  const otherSpace = await createSpace(db, other.id)
+  await createProject(db, otherSpace, { name: 'Judged other', access: { company: 100, space: 100 } })
+  // Many more projects the reader cannot see, as in a database of many companies:
+  // 50 more, each with 5 spaces of 20 projects.
+  await sql`
+    WITH c AS (INSERT INTO companies (name) SELECT ${other.id}::text || ' ' || i FROM generate_series(1, 50) i RETURNING id),
+    s AS (INSERT INTO spaces (company_id, name) SELECT c.id, 'Space ' || j FROM c, generate_series(1, 5) j RETURNING id, company_id)
+    INSERT INTO projects (company_id, space_id, name, company_access, space_access, state)
+    SELECT s.company_id, s.id, 'Judged other ' || k, 100, 100, 'active' FROM s, generate_series(1, 20) k`.execute(db)
+  await sql`ANALYZE companies`.execute(db)
+  await sql`ANALYZE spaces`.execute(db)
+  await sql`ANALYZE projects`.execute(db)
+  await sql`ANALYZE space_members`.execute(db)
+  await sql`ANALYZE project_contributors`.execute(db)
+  await createProject(db, otherSpace, { name: 'Judged public', access: { public: 10 } })
+  const elsewhere = await createSpace(db, other.id, [reader.id])
+  await createProject(db, elsewhere, { name: 'Judged their space', access: { space: 10 } })
+  const contributed = await createProject(db, otherSpace, { name: 'Judged contributed' })
+  await addContributor(db, contributed.id, reader.id, 'contributor', 10)
+
+  const { token } = await tokenFor(db, reader.email)
+  sent.length = 0
+  const res = await app.inject({ method: 'GET', url: '/api/external/v1/projects/list', query: { limit: '100' }, headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 200)
+  const names = res.json().projects.map((p: { name: string }) => p.name).filter((n: string) => n.startsWith('Judged'))
+  t.same(names, ['Judged contributed', 'Judged own A', 'Judged own B', 'Judged public', 'Judged their space'], 'every way of access still lists its projects')
+  t.equal(sent.length, 1, 'one statement')
+
+  const { count } = await db.selectFrom('projects').select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow()
+  const { rows: [row] } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
+    CompiledQuery.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]!.sql}`, [...sent[0]!.parameters]))
+  const raw = row!['QUERY PLAN']
+  const plan = ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Json }>)[0]!.Plan
+  // A project is judged by working out the person's level on it (db/access.ts),
+  // which looks up their contributor binding: one loop over project_contributors
+  // (as c) for each project judged, and a few for each aggregate of the page. The
+  // table of projects itself may be read whole where it is small: that costs little.
+  const judged = nodes(plan).filter((n) => n['Relation Name'] === 'project_contributors' && /^c(_\d+)?$/.test(String(n.Alias)))
+    .reduce((sum, n) => sum + Number(n['Actual Loops']), 0)
+  t.ok(judged > 0 && judged < 100, `${judged} lookups of a contributor binding, with ${Number(count)} projects in the database`)
+  t.ok(Number(count) > 5000, 'the other company\'s projects are there')
+})
