@@ -12,6 +12,7 @@ export const FLAGS: Readonly<Record<string, string>> = {
   '--drop': 'drop `projects_bench` at the end',
   '--cpu-prof': 'run the server with `--cpu-prof` and keep the profiles (in the kept directory)',
   '--no-delay': 'skip the runs behind the simulated network delay',
+  '--no-profile': 'skip the CPU profile of the server, each operation again on a server run with `--cpu-prof`',
   '--no-unkept': 'skip the reads on a server that keeps no answers (ANSWER_CACHE_MB=0)',
   '--no-webhooks': 'skip the webhook figures (bench/webhooks.ts)'
 }

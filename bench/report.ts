@@ -7,6 +7,7 @@ import type { Capture } from './capture.js'
 import type { LoadResult } from './load.js'
 import { LABELS, OPERATIONS, type OperationName } from './operations.js'
 import type { PgbenchResult, Script } from './pgbench.js'
+import { PARTS, type ProfiledRun } from './profile.js'
 import type { DatasetSize } from './seed.js'
 import type { WebhookFigures } from './webhooks.js'
 import { FLAGS } from './options.js'
@@ -84,6 +85,8 @@ export interface Figures {
   postgres: LoadResult[]
   delayed: Delayed | null
   unkept: Unkept | null
+  /** Where the server's CPU went in each operation's profiled run (bench/profile.ts); null when not profiled. */
+  profiled: ProfiledRun[] | null
   statements: StatementStats
   webhooks: WebhookFigures | null
   embedded: LoadResult[]
@@ -480,6 +483,23 @@ ${Object.entries(FLAGS).map(([flag, meaning]) => `| \`${flag}\` | | ${meaning} |
 Nothing here is asserted: the targets are printed beside the figures.
 `
 
+/** The profiled runs: each part's share of the server's samples, idle included, then the busiest functions. */
+function profileTable (runs: ProfiledRun[] | null): { header: string[], rows: string[][] } | null {
+  if (runs === null || runs.length === 0) return null
+  return {
+    header: ['run', ...PARTS.map((p) => `${p} %`), 'functions with the most samples of their own'],
+    rows: runs.map((r) => [r.label, ...PARTS.map((p) => f(r.parts[p], 1)),
+      r.top.map((t) => `${t.name.replace(/\|/g, '\\|')} ${f(t.percent, 1)} %`).join('; ')])
+  }
+}
+
+const PROFILE_INTRO = 'A V8 CPU profile of the server (`node --cpu-prof`, sampling its main thread) while each operation runs again at the ' +
+  'highest connection count, on a server of its own started with the same flags and settings (bench/profile.ts). Each sample counts under the ' +
+  'part of the stack it fell in: the app\'s own code (dist/src), Fastify with its compiled serializers and validators, the database driver ' +
+  '(pg, pg-protocol, kysely), other packages, Node\'s own JavaScript (HTTP parsing and writing, streams, timers), the system calls that read and ' +
+  'write sockets (kernel time spent in them, and the wait for a CPU when the write wakes another process on these 2 cores), built-ins ' +
+  '(JSON.parse, hashing, buffers), garbage collection, and idle (waiting for the database or the client). The profiler slows the server by a few per cent.'
+
 export function render (figures: Figures, settings: Settings, m: Machine): { text: string, markdown: string } {
   const main = mainTable(figures, settings)
   const sizesPg = sizeTable(figures.sizes.postgres)
@@ -490,6 +510,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const delayed = delayedTable(figures)
   const unkept = unkeptTable(figures)
   const budget = budgetTable(figures, settings)
+  const profile = profileTable(figures.profiled)
 
   const text = [
     '',
@@ -507,6 +528,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     ...cpuLines(figures, settings),
     ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
+    ...(profile ? ['', 'Where the server\'s CPU goes (a CPU profile of each operation, % of samples):', textTable(profile.header, profile.rows)] : []),
     ...statementLines(figures.statements).filter((l) => !l.startsWith('|') && l !== ''),
     ...(figures.statements.available ? [textTable(['calls', 'total ms', 'mean ms', 'rows', 'statement'], figures.statements.top.map((t) => [String(t.calls), f(t.totalMs, 0), f(t.meanMs, 3), String(t.rows), t.query.replace(/\s+/g, ' ').slice(0, 80)]))] : []),
     '',
@@ -569,6 +591,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...cpuLines(figures, settings),
     '',
     ...(budget ? [budgetIntro(budget.connections), '', table(budget.header, budget.rows), ''] : []),
+    ...(profile ? ['Where the server\'s CPU goes. ' + PROFILE_INTRO, '', table(profile.header, profile.rows), ''] : []),
     ...statementLines(figures.statements),
     '',
     '### Webhooks',

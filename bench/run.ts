@@ -21,7 +21,7 @@
 //                           PostgreSQL for the delayed runs (default 1; bench/proxy.ts)
 // Flags (npm run bench -- <flags>): FLAGS in bench/options.ts.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -38,6 +38,7 @@ import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TAR
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
+import { monotonicUs, profileRuns, type ProfiledRun, type Window } from './profile.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 import { FLAGS, positive } from './options.js'
@@ -74,6 +75,7 @@ const options = {
   delayMs: positive('BENCH_DELAY_MS', 1),
   delay: !flags.has('--no-delay'),
   unkept: !flags.has('--no-unkept'),
+  profile: !flags.has('--no-profile'),
   webhooks: !flags.has('--no-webhooks'),
   embedded: !flags.has('--no-embedded'),
   build: !flags.has('--no-build'),
@@ -354,6 +356,35 @@ async function main (): Promise<void> {
       unkept = { results: run.results }
     }
 
+    // Where the server's CPU goes: each operation again on a server run with
+    // --cpu-prof, its profile cut into the runs (bench/profile.ts).
+    let profiled: ProfiledRun[] | null = null
+    if (options.profile) {
+      const dir = path.join(tmp, 'profile-runs')
+      const connections = Math.max(...options.connections)
+      const server = await startServer({
+        entry,
+        logFile: path.join(tmp, 'server-profile.log'),
+        nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+        env: { ...serverEnv(options.poolSize), DATABASE_URL: benchUrl }
+      })
+      servers.push(server)
+      const windows: Window[] = []
+      for (const operation of OPERATIONS) {
+        const targets = dataset[TARGET_SETS[operation]]
+        await load({ url: server.url, pid: server.pid, operation, targets, connections: 10, seconds: options.warmup, database: DATABASE })
+        step(`profiled: ${LABELS[operation]} at ${connections} connections for ${options.shortDuration} s`)
+        const startUs = monotonicUs()
+        const result = await load({ url: server.url, pid: server.pid, operation, targets, connections, seconds: options.shortDuration, database: DATABASE })
+        windows.push({ label: `${LABELS[operation]} (${result.rps.toFixed(0)} req/s)`, startUs, endUs: monotonicUs() })
+      }
+      // The profile is written as the server exits.
+      await server.stop()
+      const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
+      profiled = file === undefined ? null : profileRuns(path.join(dir, file), windows)
+      step(profiled === null ? '  the server wrote no profile' : `  profile read: ${profiled.length} runs`)
+    }
+
     const pgbench = new Map<string, PgbenchResult>()
     if (pgbenchAvailable) {
       for (const operation of OPERATIONS) {
@@ -443,6 +474,7 @@ async function main (): Promise<void> {
       postgres: postgres.results,
       delayed,
       unkept,
+      profiled,
       statements,
       webhooks,
       embedded: embedded.results,
