@@ -223,6 +223,8 @@ export interface LoadResult {
   backendCpuMs: number | null
   /** CPU ms per request of the load generator (autocannon, in the bench's process). */
   loadCpuMs: number | null
+  /** projects/get requests made before the run for the targets' current ETags (conditional runs). */
+  tagReads: number
 }
 
 /** The ETag each target's project has now, as its champion reads it (projects/get, ten at a time). */
@@ -339,6 +341,7 @@ export async function load (options: {
     othersCpuPercent: cpu.othersPercent(),
     serverCpuMs: serverMs,
     backendCpuMs: backendsMs,
-    loadCpuMs: loadMs
+    loadCpuMs: loadMs,
+    tagReads: tags === null ? 0 : targets.length
   }
 }

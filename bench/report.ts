@@ -73,7 +73,14 @@ export interface Delayed {
 
 /** The top statements by total execution time over the PostgreSQL runs, or why there are none. */
 export type StatementStats =
-  | { available: true, top: Array<{ calls: number, totalMs: number, meanMs: number, rows: number, query: string }> }
+  | {
+    available: true
+    top: Array<{ calls: number, totalMs: number, meanMs: number, rows: number, query: string }>
+    /** Calls of the statements that begin with the token's check: the operations' own. */
+    operationCalls: number
+    /** What the server was asked meanwhile (run.ts fills it in): responses counted, ETag reads before conditional runs, connections whose last request a run's end cut off. */
+    requests?: { counted: number, tagReads: number, cutOff: number }
+  }
   | { available: false, reason: string }
 
 /** The reads again on a server that keeps no answers (ANSWER_CACHE_MB=0, src/plugins/answers.ts). */
@@ -345,14 +352,36 @@ function budgetIntro (connections: number): string {
     '(an estimate: a cheaper server would also change how the three share the 2 cores).'
 }
 
-function statementLines (stats: StatementStats): string[] {
+/** A statement's text with every constant and parameter as `?`: pg_stat_statements writes constants (null and booleans too) as parameters. */
+function shape (sql: string): string {
+  return sql.replace(/'(?:[^']|'')*'|\$\d+|\b\d+(?:\.\d+)?\b|\b(?:true|false|null)\b/gi, '?').replace(/\s+/g, ' ').trim()
+}
+
+/** The operations whose captured statement has this text's shape, for the table of top statements. */
+function operationsOf (query: string, captures: Record<OperationName, Capture>): string {
+  const wanted = shape(query)
+  const names = OPERATIONS.filter((o) => captures[o].statements.some((s) => shape(s.sql) === wanted)).map((o) => LABELS[o])
+  return names.length > 0 ? names.join(', ') : 'other'
+}
+
+function statementLines (stats: StatementStats, captures: Record<OperationName, Capture>): string[] {
   if (!stats.available) return [`Top statements: ${stats.reason}.`]
   if (stats.top.length === 0) return ['Top statements: pg_stat_statements recorded none.']
+  const r = stats.requests
+  const sent = r === undefined ? 0 : r.counted + r.tagReads + r.cutOff
   return [
+    ...(r === undefined ? [] : [
+      `Statements per request under load (pg_stat_statements): over the PostgreSQL HTTP runs, warm-ups included, the server was sent ${sent} requests ` +
+        `(${r.counted} responses the load generator counted, ${r.tagReads} ETag reads before the conditional runs, and ${r.cutOff} requests in flight when a run ended, ` +
+        'one per connection, which the server serves but the load generator does not count) and PostgreSQL ran ' +
+        `${stats.operationCalls} statements that begin with the token's check: ${f(stats.operationCalls / sent, 3)} a request.`,
+      ''
+    ]),
     'Top statements over the PostgreSQL HTTP runs (pg_stat_statements, by total execution time):',
     '',
-    table(['calls', 'total ms', 'mean ms', 'rows', 'statement'], stats.top.map((s) => [
-      String(s.calls), f(s.totalMs, 0), f(s.meanMs, 3), String(s.rows), `\`${s.query.replace(/\s+/g, ' ').slice(0, 140).replaceAll('|', '\\|').replaceAll('`', "'")}…\``
+    table(['calls', 'total ms', 'mean ms', 'rows', 'operation', 'statement'], stats.top.map((s) => [
+      String(s.calls), f(s.totalMs, 0), f(s.meanMs, 3), String(s.rows), operationsOf(s.query, captures),
+      `\`${s.query.replace(/\s+/g, ' ').slice(0, 100).replaceAll('|', '\\|').replaceAll('`', "'")}…\``
     ]))
   ]
 }
@@ -529,8 +558,8 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...cpuLines(figures, settings),
     ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
     ...(profile ? ['', 'Where the server\'s CPU goes (a CPU profile of each operation, % of samples):', textTable(profile.header, profile.rows)] : []),
-    ...statementLines(figures.statements).filter((l) => !l.startsWith('|') && l !== ''),
-    ...(figures.statements.available ? [textTable(['calls', 'total ms', 'mean ms', 'rows', 'statement'], figures.statements.top.map((t) => [String(t.calls), f(t.totalMs, 0), f(t.meanMs, 3), String(t.rows), t.query.replace(/\s+/g, ' ').slice(0, 80)]))] : []),
+    ...statementLines(figures.statements, figures.captures).filter((l) => !l.startsWith('|') && l !== ''),
+    ...(figures.statements.available ? [textTable(['calls', 'total ms', 'mean ms', 'rows', 'operation'], figures.statements.top.map((t) => [String(t.calls), f(t.totalMs, 0), f(t.meanMs, 3), String(t.rows), operationsOf(t.query, figures.captures)]))] : []),
     '',
     'Webhooks:',
     ...webhookLines(figures.webhooks).filter((l) => l !== ''),
@@ -592,7 +621,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     ...(budget ? [budgetIntro(budget.connections), '', table(budget.header, budget.rows), ''] : []),
     ...(profile ? ['Where the server\'s CPU goes. ' + PROFILE_INTRO, '', table(profile.header, profile.rows), ''] : []),
-    ...statementLines(figures.statements),
+    ...statementLines(figures.statements, figures.captures),
     '',
     '### Webhooks',
     '',

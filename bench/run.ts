@@ -161,13 +161,16 @@ async function statementStats (url: string, action: 'reset' | 'read'): Promise<S
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
     if (action === 'reset') {
       await client.query('SELECT pg_stat_statements_reset()')
-      return { available: true, top: [] }
+      return { available: true, top: [], operationCalls: 0 }
     }
+    const { rows: [own] } = await client.query<{ calls: string | null }>(
+      `SELECT sum(calls) AS calls FROM pg_stat_statements
+       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE 'with "token" as %'`)
     const { rows } = await client.query<{ calls: string, total: number, mean: number, rows: string, query: string }>(
       `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, rows, query FROM pg_stat_statements
        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
        ORDER BY total_exec_time DESC LIMIT 8`)
-    return { available: true, top: rows.map((r) => ({ calls: Number(r.calls), totalMs: r.total, meanMs: r.mean, rows: Number(r.rows), query: r.query })) }
+    return { available: true, top: rows.map((r) => ({ calls: Number(r.calls), totalMs: r.total, meanMs: r.mean, rows: Number(r.rows), query: r.query })), operationCalls: Number(own!.calls ?? 0) }
   } catch (error) {
     return { available: false, reason: `pg_stat_statements could not be read: ${(error as Error).message}` }
   } finally {
@@ -192,10 +195,12 @@ async function count (db: Db, table: string): Promise<number> {
 
 /** Warm-up, the measured runs at each connection count, then (sizes) the small-vs-large runs. */
 async function drive (server: Server, dataset: Dataset, where: string, database: string | null,
-  operations: readonly OperationName[] = OPERATIONS, withSizes = true): Promise<{ results: LoadResult[], sizes: SizeRun[] }> {
+  operations: readonly OperationName[] = OPERATIONS, withSizes = true): Promise<{ results: LoadResult[], sizes: SizeRun[], all: LoadResult[] }> {
   const { normal, large } = dataset
+  // Every run, warm-ups included: what the server was asked in all.
+  const all: LoadResult[] = []
   for (const operation of operations) {
-    await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections: 10, seconds: options.warmup, database })
+    all.push(await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections: 10, seconds: options.warmup, database }))
   }
   const results: LoadResult[] = []
   for (const operation of operations) {
@@ -205,6 +210,7 @@ async function drive (server: Server, dataset: Dataset, where: string, database:
       const result = await load({ url: server.url, pid: server.pid, operation, targets, connections, seconds: options.duration, database })
       step(`  ${describe(result)}`)
       results.push(result)
+      all.push(result)
     }
   }
   const sizes: SizeRun[] = []
@@ -220,9 +226,10 @@ async function drive (server: Server, dataset: Dataset, where: string, database:
       const result = await load({ url: server.url, pid: server.pid, operation, targets, connections: SIZE_CONNECTIONS, seconds: options.shortDuration, database })
       step(`  ${describe(result)}`)
       sizes.push({ operation, set, projects: targets.length, result })
+      all.push(result)
     }
   }
-  return { results, sizes }
+  return { results, sizes, all }
 }
 
 /** The production server's settings for a measured run: quiet logs, no rate limit, the pool under test (on a free loopback port). */
@@ -314,6 +321,10 @@ async function main (): Promise<void> {
     const postgres = await drive(pgServer, dataset, 'PostgreSQL', DATABASE)
     await pgServer.stop()
     const statements = statsBefore.available ? await statementStats(benchUrl, 'read') : statsBefore
+    if (statements.available) {
+      const sum = (pick: (r: LoadResult) => number) => postgres.all.reduce((total, r) => total + pick(r), 0)
+      statements.requests = { counted: sum((r) => r.requests), tagReads: sum((r) => r.tagReads), cutOff: sum((r) => r.connections) }
+    }
     step(statements.available ? `pg_stat_statements: ${statements.top.length} statements read` : statements.reason)
 
     // The same server with PostgreSQL behind a simulated network delay (bench/proxy.ts).
