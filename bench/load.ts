@@ -154,12 +154,26 @@ const TICKS_PER_SECOND = (() => {
 })()
 
 /**
+ * The server's main thread (the event loop) from /proc/<pid>/schedstat: nanoseconds
+ * on a CPU, and nanoseconds runnable but waiting for one (preempted, or woken while
+ * every CPU was busy); null where the kernel does not keep it.
+ */
+function mainThreadSchedule (pid: number): { onCpuNs: number, waitNs: number } | null {
+  try {
+    const [onCpu, wait] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number)
+    return Number.isFinite(onCpu) && Number.isFinite(wait) ? { onCpuNs: onCpu!, waitNs: wait! } : null
+  } catch {
+    return null
+  }
+}
+
+/**
  * How much of the machine's CPU went to work that is not this run's: the bench
  * process (autocannon), the server and the database's backends are this run's.
  * Other work on a shared machine makes the figures lower and noisier.
  */
 export class CpuMeter {
-  private start: { machine: { busy: number, total: number } | null, ours: number, server: number, backends: number }
+  private start: { machine: { busy: number, total: number } | null, ours: number, server: number, backends: number, event: { onCpuNs: number, waitNs: number } | null }
 
   /** `pids[1]` is the server's. */
   constructor (private readonly pids: number[], private readonly database: string | null) {
@@ -170,7 +184,7 @@ export class CpuMeter {
     const server = processTicks(this.pids[1]!)
     const backends = this.database ? backendTicks(this.database) : 0
     const ours = processTicks(this.pids[0]!) + server + backends
-    return { machine: machineTicks(), ours, server, backends }
+    return { machine: machineTicks(), ours, server, backends, event: mainThreadSchedule(this.pids[1]!) }
   }
 
   /**
@@ -179,14 +193,17 @@ export class CpuMeter {
    * database runs inside the server) and the load generator (`pids[0]`, the bench's
    * own process, where autocannon runs).
    */
-  perRequest (requests: number): { serverMs: number | null, backendsMs: number | null, loadMs: number | null } {
-    if (requests <= 0) return { serverMs: null, backendsMs: null, loadMs: null }
+  perRequest (requests: number): { serverMs: number | null, backendsMs: number | null, loadMs: number | null, eventLoopOnCpuMs: number | null, eventLoopWaitMs: number | null } {
+    if (requests <= 0) return { serverMs: null, backendsMs: null, loadMs: null, eventLoopOnCpuMs: null, eventLoopWaitMs: null }
     const end = this.snapshot()
     const ms = (ticks: number) => (1000 * ticks) / TICKS_PER_SECOND / requests
+    const event = end.event !== null && this.start.event !== null ? { start: this.start.event, end: end.event } : null
     return {
       serverMs: ms(end.server - this.start.server),
       backendsMs: this.database ? ms(end.backends - this.start.backends) : null,
-      loadMs: ms((end.ours - end.server - end.backends) - (this.start.ours - this.start.server - this.start.backends))
+      loadMs: ms((end.ours - end.server - end.backends) - (this.start.ours - this.start.server - this.start.backends)),
+      eventLoopOnCpuMs: event === null ? null : (event.end.onCpuNs - event.start.onCpuNs) / 1e6 / requests,
+      eventLoopWaitMs: event === null ? null : (event.end.waitNs - event.start.waitNs) / 1e6 / requests
     }
   }
 
@@ -225,6 +242,12 @@ export interface LoadResult {
   loadCpuMs: number | null
   /** projects/get requests made before the run for the targets' current ETags (conditional runs). */
   tagReads: number
+  /**
+   * The server's main thread (its event loop), ms per request: on a CPU, and runnable
+   * but waiting for one (/proc/<pid>/schedstat); null where the kernel does not say.
+   */
+  eventLoopOnCpuMs: number | null
+  eventLoopWaitMs: number | null
 }
 
 /** The ETag each target's project has now, as its champion reads it (projects/get, ten at a time). */
@@ -321,7 +344,7 @@ export async function load (options: {
   } finally {
     sampler.stop()
   }
-  const { serverMs, backendsMs, loadMs } = cpu.perRequest(result.requests.total)
+  const { serverMs, backendsMs, loadMs, eventLoopOnCpuMs, eventLoopWaitMs } = cpu.perRequest(result.requests.total)
   const statusCodes: Record<string, number> = {}
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0
   return {
@@ -342,6 +365,8 @@ export async function load (options: {
     serverCpuMs: serverMs,
     backendCpuMs: backendsMs,
     loadCpuMs: loadMs,
-    tagReads: tags === null ? 0 : targets.length
+    tagReads: tags === null ? 0 : targets.length,
+    eventLoopOnCpuMs,
+    eventLoopWaitMs
   }
 }

@@ -345,6 +345,33 @@ function budgetTable (figures: Figures, settings: Settings): { header: string[],
   return rows.length > 0 ? { header, rows, connections: high } : null
 }
 
+/**
+ * The server's event loop per request in the PostgreSQL runs: time on a CPU and time
+ * runnable but waiting for one, at each connection count. The waiting is latency
+ * the server's own code does not cause: the 2 cores are busy with PostgreSQL's
+ * backends and the load generator, and a write that wakes a backend may hand it the
+ * CPU at once.
+ */
+function eventLoopTable (figures: Figures, settings: Settings): { header: string[], rows: string[][] } | null {
+  const rows: string[][] = []
+  for (const operation of OPERATIONS) {
+    for (const connections of settings.connections) {
+      const r = find(figures.postgres, operation, connections)
+      if (!r || r.eventLoopOnCpuMs === null || r.eventLoopWaitMs === null) continue
+      rows.push([LABELS[operation], String(connections), f(r.eventLoopOnCpuMs, 2), f(r.eventLoopWaitMs, 2),
+        f(r.eventLoopWaitMs / r.eventLoopOnCpuMs, 2), f((r.rps * r.eventLoopWaitMs) / 10, 0)])
+    }
+  }
+  return rows.length > 0
+    ? { header: ['operation', 'connections', 'on a CPU ms/req', 'waiting for a CPU ms/req', 'waiting ÷ on a CPU', 'waiting, % of the run'], rows }
+    : null
+}
+
+const EVENT_LOOP_INTRO = 'The server\'s main thread, which runs its event loop, per request in the PostgreSQL runs (/proc/<pid>/schedstat): ' +
+  'the time it ran on a CPU, and the time it was ready to run but waited for a CPU, every request in the process waiting with it. ' +
+  'The waiting comes from sharing 2 cores with PostgreSQL\'s backends and the load generator: a write to a backend\'s socket wakes it, ' +
+  'and the kernel often gives it the CPU the server was on. The profile\'s socket I/O share above holds that wait.'
+
 function budgetIntro (connections: number): string {
   return `CPU ms per request at ${connections} connections, the server's runs beside pgbench's replay of the same statements (pgbench's own CPU from bash's \`times\`). ` +
     `The last column is the server's CPU per request at which its run would reach ${RATIO_TARGET} of pgbench's rate, at the CPU the run used: ` +
@@ -540,6 +567,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const unkept = unkeptTable(figures)
   const budget = budgetTable(figures, settings)
   const profile = profileTable(figures.profiled)
+  const eventLoop = eventLoopTable(figures, settings)
 
   const text = [
     '',
@@ -558,6 +586,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...cpuLines(figures, settings),
     ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
     ...(profile ? ['', 'Where the server\'s CPU goes (a CPU profile of each operation, % of samples):', textTable(profile.header, profile.rows)] : []),
+    ...(eventLoop ? ['', 'The server\'s event loop per request, on a CPU and waiting for one:', textTable(eventLoop.header, eventLoop.rows)] : []),
     ...statementLines(figures.statements, figures.captures).filter((l) => !l.startsWith('|') && l !== ''),
     ...(figures.statements.available ? [textTable(['calls', 'total ms', 'mean ms', 'rows', 'operation'], figures.statements.top.map((t) => [String(t.calls), f(t.totalMs, 0), f(t.meanMs, 3), String(t.rows), operationsOf(t.query, figures.captures)]))] : []),
     '',
@@ -621,6 +650,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     ...(budget ? [budgetIntro(budget.connections), '', table(budget.header, budget.rows), ''] : []),
     ...(profile ? ['Where the server\'s CPU goes. ' + PROFILE_INTRO, '', table(profile.header, profile.rows), ''] : []),
+    ...(eventLoop ? [EVENT_LOOP_INTRO, '', table(eventLoop.header, eventLoop.rows), ''] : []),
     ...statementLines(figures.statements, figures.captures),
     '',
     '### Webhooks',
