@@ -519,7 +519,7 @@ It builds (\`npm run build\`), seeds, captures the SQL the server sends, drives 
 autocannon, replays the captured SQL with pgbench, does the same HTTP runs on the embedded database (PGlite),
 runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
 runs bench/webhooks.ts, and rewrites this file, keeping the previous run's figures below this one's.
-The default run takes about ten minutes on 2 cores.
+The default run takes about fifteen minutes on 2 cores.
 
 | option | default | meaning |
 | --- | --- | --- |
