@@ -52,10 +52,14 @@ t.test('a page of notifications/list reads the person\'s notifications through t
     `the person's index is used: ${onNotifications.map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}`).join(', ')}`)
 })
 
-/** The plan of a statement the app sent, as PostgreSQL makes it for those parameters (nothing is run). */
-async function planOf (statement: { sql: string, parameters: readonly unknown[] }): Promise<Json> {
+/**
+ * The plan of a statement the app sent, as PostgreSQL makes it for those parameters:
+ * nothing is run, or with `analyze` the statement runs and each node says how many
+ * rows and loops it took.
+ */
+async function planOf (statement: { sql: string, parameters: readonly unknown[] }, analyze = false): Promise<Json> {
   const { rows: [row] } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
-    CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${statement.sql}`, [...statement.parameters]))
+    CompiledQuery.raw(`EXPLAIN (${analyze ? 'ANALYZE, ' : ''}FORMAT JSON) ${statement.sql}`, [...statement.parameters]))
   const raw = row!['QUERY PLAN']
   return ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Json }>)[0]!.Plan
 }
@@ -112,10 +116,7 @@ t.test('a page of projects/list builds the aggregate of its projects only, not o
   t.type(res.json().next_cursor, 'string', 'a next page')
   t.equal(sent.length, 1, 'one statement')
 
-  const { rows: [row] } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
-    CompiledQuery.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]!.sql}`, [...sent[0]!.parameters]))
-  const raw = row!['QUERY PLAN']
-  const plan = ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Json }>)[0]!.Plan
+  const plan = await planOf(sent[0]!, true)
   // Milestones are read by the aggregate alone, once per project it is built for.
   const milestones = nodes(plan).filter((n) => n['Relation Name'] === 'project_milestones')
   t.ok(milestones.length > 0, 'the aggregate reads milestones')
@@ -162,10 +163,7 @@ t.test('a page of projects/list judges the projects a person could see, not ever
   t.equal(sent.length, 1, 'one statement')
 
   const { count } = await db.selectFrom('projects').select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow()
-  const { rows: [row] } = await db.executeQuery<{ 'QUERY PLAN': unknown }>(
-    CompiledQuery.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]!.sql}`, [...sent[0]!.parameters]))
-  const raw = row!['QUERY PLAN']
-  const plan = ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Json }>)[0]!.Plan
+  const plan = await planOf(sent[0]!, true)
   // A project is judged by working out the person's level on it (db/access.ts),
   // which looks up their contributor binding: one loop over project_contributors
   // (as c) for each project judged, and a few for each aggregate of the page. The
