@@ -13,8 +13,8 @@ import { isEmpty, loadDemo } from './db/demo.js'
 import { demoSummary, type DemoSummary } from './presenters/demo.js'
 import { redactPasswords } from './redact.js'
 import { describeError } from './errors.js'
-import { deliverySettings, PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
-import { shutdownDeadline, startDeliveryWorker, type DeliveryWorker } from './webhooks/worker.js'
+import { PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
+import { deliveryWorkerOptions, shutdownDeadline, startDeliveryWorker, type DeliveryWorker } from './webhooks/worker.js'
 
 const DEMO_FILE = 'demo.json'
 
@@ -71,12 +71,7 @@ async function main (): Promise<void> {
   await server.register(app, { db, config })
   if (config.WEBHOOKS_ALLOW_PRIVATE_TARGETS) server.log.warn(PRIVATE_TARGETS_WARNING)
   const worker: DeliveryWorker | null = config.WEBHOOKS_WORKER
-    ? await startDeliveryWorker(db, {
-      settings: deliverySettings(config),
-      concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
-      jobExpirySeconds: config.WEBHOOKS_JOB_EXPIRY_SECONDS,
-      log: server.log
-    })
+    ? await startDeliveryWorker(db, deliveryWorkerOptions(config, server.log, { told: true }))
     : null
 
   // On SIGTERM/SIGINT: stop accepting, let the requests and webhook deliveries in

@@ -12,8 +12,8 @@ import { createDb, dbOptions } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
 import { describeError } from './errors.js'
 import { redactPasswords } from './redact.js'
-import { deliverySettings, PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
-import { EMBEDDED_REFUSAL, shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
+import { PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
+import { deliveryWorkerOptions, EMBEDDED_REFUSAL, shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
 
 async function main (): Promise<void> {
   const config = loadConfigOrExit()
@@ -26,12 +26,8 @@ async function main (): Promise<void> {
   const db = await createDb(dbOptions(config))
   await migrateToLatest(db)
   if (config.WEBHOOKS_ALLOW_PRIVATE_TARGETS) log.warn(PRIVATE_TARGETS_WARNING)
-  const worker = await startDeliveryWorker(db, {
-    settings: deliverySettings(config),
-    concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
-    jobExpirySeconds: config.WEBHOOKS_JOB_EXPIRY_SECONDS,
-    log
-  })
+  // Its jobs are queued by other processes: it looks for them ten times a second.
+  const worker = await startDeliveryWorker(db, deliveryWorkerOptions(config, log, { told: false }))
 
   // On SIGTERM/SIGINT: the deliveries in flight finish (those still running near
   // the deadline are handed back to the queue), the pool closes, exit 0.

@@ -3,6 +3,7 @@
 // holds, so a statement that records a change can make the job that carries the
 // change on in the same transaction (the outbox). pg-boss is pinned to one version
 // (package.json): the columns below are that version's.
+import { EventEmitter } from 'node:events'
 import { CompiledQuery, sql, type QueryCreator } from 'kysely'
 import PgBoss from 'pg-boss'
 import { embeddedDatabase, type Db } from './index.js'
@@ -104,4 +105,20 @@ export function queueDeliveries<DB extends Database> (qb: QueryCreator<DB>, from
       coalesce(q.retry_limit, ${sql.lit(fallback.retryLimit)}), coalesce(q.retry_delay, ${sql.lit(fallback.retryDelay)}),
       coalesce(q.retry_backoff, true), r.start_after + interval '14 days', 'standard'
       FROM ${sql.table(from)} AS r LEFT JOIN ${sql.table('pgboss.queue')} AS q ON q.name = ${sql.lit(DELIVERY_QUEUE)}`)
+}
+
+// Jobs queued by this process, for this process's delivery workers: told at once,
+// they fetch a job when it is queued instead of at their next look for one.
+const queued = new EventEmitter()
+queued.setMaxListeners(0)
+
+/** Tells this process's delivery workers that a committed statement queued `count` delivery jobs. */
+export function jobsQueued (count: number): void {
+  if (count > 0) queued.emit('queued', count)
+}
+
+/** Calls `listener` with the count of each jobsQueued(); returns what stops it. */
+export function onJobsQueued (listener: (count: number) => void): () => void {
+  queued.on('queued', listener)
+  return () => { queued.off('queued', listener) }
 }

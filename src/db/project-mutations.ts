@@ -10,7 +10,7 @@ import { value, type ValueParameters } from './prepared.js'
 import { aggregateText, projectAggregate, projectSource, subscriptionSources, type ProjectText } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
 import { ifMatchPrecondition, noPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
-import { queueDeliveries } from './jobs.js'
+import { jobsQueued, queueDeliveries } from './jobs.js'
 import type { Database } from './types.js'
 
 export type ProjectField = 'name' | 'description'
@@ -157,6 +157,9 @@ function projectChange (withCaller: WithCaller, db: Kysely<Database>, field: Pro
         .where((eb) => eb.not(eb.exists(eb.selectFrom('changed').select(sql.lit(1).as('one')))))))
 }
 
+/** How many delivery jobs the statement queued: this process's workers are told (jobs.ts). */
+const QUEUED = sql<number>`(SELECT count(*)::int FROM deliveries)`.as('queued')
+
 // The answer: one row whenever the caller is valid (db/caller.ts).
 const rename = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeValues) => projectChange(withCaller, db, 'name', values)
   .selectFrom('caller')
@@ -167,6 +170,7 @@ const rename = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeValu
   .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))
+  .select(QUEUED)
 
 const RENAME = {
   unconditional: prepareForCaller('write', CHANGE, (withCaller, values, db) => rename(withCaller, db, values)),
@@ -266,6 +270,7 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
   .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))
+  .select(QUEUED)
 
 const DESCRIBE = {
   unconditional: prepareForCaller('write', { ...CHANGE, ...MENTIONS }, (withCaller, values, db) => describe(withCaller, db, values)),
@@ -299,5 +304,6 @@ export async function updateProjectField (db: Kysely<Database>, change: UpdatePr
   }
   // `latest` has the row exactly when the locked row is editable, so the join found it.
   if (aggregate === null || etag === null) throw new Error('the project was editable but its row did not come back')
+  jobsQueued(row.queued ?? 0)
   return { outcome: 'done', project: { aggregate, level, etag } }
 }

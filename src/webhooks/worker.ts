@@ -6,21 +6,35 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type PgBoss from 'pg-boss'
 import type { Db } from '../db/index.js'
-import { DELIVERY_QUEUE, deliveryQueuePolicy, jobEngine, jobEngineDb, type DeliveryJob, type JobEngineDb } from '../db/jobs.js'
+import { DELIVERY_QUEUE, deliveryQueuePolicy, jobEngine, jobEngineDb, onJobsQueued, type DeliveryJob, type JobEngineDb } from '../db/jobs.js'
 import { isUuid } from '../ids.js'
-import { Deliverer, type DeliverySettings } from './deliver.js'
+import type { Config } from '../config.js'
+import { Deliverer, deliverySettings, type DeliverySettings } from './deliver.js'
 
 /** Why `npm run worker` does not start on the embedded database. */
 export const EMBEDDED_REFUSAL = 'a webhook worker needs DATABASE_URL (PostgreSQL). The embedded database can be opened by one process only, ' +
   'so with it the API process delivers webhooks itself (WEBHOOKS_WORKER=true, the default): run the server alone.'
 
 /**
- * The workers of a process take turns looking for a job, one at least this long
- * after the last (a tenth of a second: at most ten looks a second, evenly spread,
- * whatever the concurrency); a busy worker looks again as soon as it is done. With
- * the default concurrency of 10, each idle worker looks about every second.
+ * The workers of a process take turns looking for a job they were not told of, one
+ * at least this long after the last (a tenth of a second: at most ten looks a
+ * second, evenly spread, whatever the concurrency); a busy worker looks again as
+ * soon as it is done. With the default concurrency of 10, each idle worker looks
+ * about every second. What `npm run worker` does: its jobs are queued elsewhere.
  */
 export const POLLING_TURN_MS = 100
+
+/**
+ * The API process's turn: it is told of the jobs its own statements queue and of
+ * the retries its attempts schedule, and fetches them then, so it looks for others
+ * (a job queued by another process, one a crashed worker left to expire) once a
+ * second. Ten looks a second on an empty queue would cost the embedded database's
+ * one thread several per cent of its time, idle or busy.
+ */
+export const TOLD_TURN_MS = 1000
+
+/** Retries scheduled here that a worker is woken for at their time; past that many, the turns find them. */
+const MAX_RETRY_WAKES = 1000
 
 /** What a stop keeps, after the grace for attempts under way, to hand the rest back. */
 const HANDBACK_MS = 1000
@@ -32,6 +46,11 @@ export interface WorkerOptions {
   /** WEBHOOKS_JOB_EXPIRY_SECONDS: set on the queue, for the jobs made from now on. */
   jobExpirySeconds: number
   log: FastifyBaseLogger
+  /**
+   * How often an idle worker looks for a job it was not told of (one worker a turn):
+   * POLLING_TURN_MS unless given; the API process gives TOLD_TURN_MS.
+   */
+  turnMs?: number
 }
 
 export interface DeliveryWorker {
@@ -114,6 +133,22 @@ function engineConnection (engineDb: JobEngineDb, onError: (err: Error) => void)
   }
 }
 
+/**
+ * The workers' options from the configuration. `told`: the process queues the jobs
+ * it delivers (the API process), so it is told of them and looks for others once a
+ * second (TOLD_TURN_MS); else (`npm run worker`) ten times a second.
+ */
+export function deliveryWorkerOptions (config: Pick<Config, 'WEBHOOKS_WORKER_CONCURRENCY' | 'WEBHOOKS_JOB_EXPIRY_SECONDS'> & Parameters<typeof deliverySettings>[0],
+  log: FastifyBaseLogger, { told }: { told: boolean }): WorkerOptions {
+  return {
+    settings: deliverySettings(config),
+    concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
+    jobExpirySeconds: config.WEBHOOKS_JOB_EXPIRY_SECONDS,
+    log,
+    turnMs: told ? TOLD_TURN_MS : POLLING_TURN_MS
+  }
+}
+
 export async function startDeliveryWorker (db: Db, options: WorkerOptions): Promise<DeliveryWorker> {
   const { log } = options
   const logError = throttled((err: Error, suppressed: number) => log.error({ err, suppressed }, 'webhook job engine error'))
@@ -141,7 +176,8 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
     const run = deliverer.attempt(data, shutdown.signal)
     running.add(run)
     try {
-      await run
+      const result = await run
+      if (result?.nextAttemptAt) wakeAt(result.nextAttemptAt)
     } finally {
       running.delete(run)
     }
@@ -161,31 +197,54 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
     if (id !== undefined) boss.notifyWorker(id)
   }
 
-  // The turns below wake the idle workers one at a time; each worker's own timer
-  // (pg-boss's polling, twice as long as a round of turns) is only the fallback.
-  // Left to their timers, workers that found the queue empty together would sleep
-  // and wake together: one look a second, however many workers.
-  const round = POLLING_TURN_MS * options.concurrency
-  for (let i = 0; i < options.concurrency; i++) {
-    ids.push(await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.max(1, (2 * round) / 1000) }, handler(i)))
-  }
+  /** Wakes up to `count` idle workers, in turn; a busy one looks again when it is done. */
   let turn = 0
-  const turns = setInterval(() => {
-    for (let tried = 0; tried < ids.length; tried++) {
+  const wake = (count: number) => {
+    for (let tried = 0; tried < ids.length && count > 0; tried++) {
       turn = (turn + 1) % ids.length
       if (!busy.has(turn)) {
         boss.notifyWorker(ids[turn]!)
-        return
+        count--
       }
     }
-  }, POLLING_TURN_MS)
+  }
+
+  // A retry this process scheduled: a worker is woken at its time (the database's
+  // clock may run a little ahead: one woken early finds nothing, and the turns find
+  // the job soon after).
+  const retryWakes = new Set<NodeJS.Timeout>()
+  function wakeAt (at: Date) {
+    if (stopping || retryWakes.size >= MAX_RETRY_WAKES) return
+    const timer = setTimeout(() => {
+      retryWakes.delete(timer)
+      wake(1)
+    }, Math.max(0, at.getTime() - Date.now()) + 10)
+    timer.unref()
+    retryWakes.add(timer)
+  }
+
+  // The turns below wake the idle workers one at a time; each worker's own timer
+  // (pg-boss's polling, twice as long as a round of turns) is only the fallback.
+  // Left to their timers, workers that found the queue empty together would sleep
+  // and wake together: all their looks at once, then none.
+  const turnMs = options.turnMs ?? POLLING_TURN_MS
+  const round = turnMs * options.concurrency
+  for (let i = 0; i < options.concurrency; i++) {
+    ids.push(await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.max(1, (2 * round) / 1000) }, handler(i)))
+  }
+  const turns = setInterval(() => wake(1), turnMs)
   turns.unref()
+  // Jobs this process's statements queue are fetched as they are queued.
+  const unlisten = onJobsQueued((count) => { if (!stopping) wake(count) })
   log.info({ concurrency: options.concurrency, job_expiry_seconds: options.jobExpirySeconds }, 'webhook delivery worker started')
 
   return {
     async stop (deadline) {
       stopping = true
       clearInterval(turns)
+      unlisten()
+      for (const timer of retryWakes) clearTimeout(timer)
+      retryWakes.clear()
       const grace = Math.max(0, deadline - Date.now() - HANDBACK_MS)
       try {
         // Graceful: no more fetching, then waits for the handlers under way; past

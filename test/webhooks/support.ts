@@ -10,8 +10,7 @@ import { pino, type Logger } from 'pino'
 import type { Config } from '../../src/config.js'
 import type { Db } from '../../src/db/index.js'
 import type { WebhookEvent } from '../../src/db/types.js'
-import { deliverySettings } from '../../src/webhooks/deliver.js'
-import { startDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/worker.js'
+import { deliveryWorkerOptions, startDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/worker.js'
 import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor, waitFor, type BuildOptions } from '../helper.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
@@ -144,14 +143,12 @@ export function captureLog (): { log: Logger, lines: Array<Record<string, unknow
   return { log, lines }
 }
 
-/** This process's delivery workers on `db`, stopped (with 5 s of grace) at the test's end. */
-export async function startWorker (t: Teardown, db: Db, config: Config, log: Logger = pino({ level: 'silent' })): Promise<DeliveryWorker> {
-  const worker = await startDeliveryWorker(db, {
-    settings: deliverySettings(config),
-    concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
-    jobExpirySeconds: config.WEBHOOKS_JOB_EXPIRY_SECONDS,
-    log
-  })
+/**
+ * This process's delivery workers on `db`, stopped (with 5 s of grace) at the test's
+ * end: as `npm run worker` starts them unless `turnMs` says how often they look.
+ */
+export async function startWorker (t: Teardown, db: Db, config: Config, log: Logger = pino({ level: 'silent' }), options: { turnMs?: number } = {}): Promise<DeliveryWorker> {
+  const worker = await startDeliveryWorker(db, { ...deliveryWorkerOptions(config, log, { told: false }), ...options })
   let stopped = false
   t.teardown(async () => { if (!stopped) await worker.stop(Date.now() + 5000) })
   return { stop: async (deadline) => { stopped = true; await worker.stop(deadline) } }
