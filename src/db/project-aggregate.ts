@@ -102,7 +102,8 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .where('cp.suspended_at', 'is', null)
         .select((eb) => [
           'c.id', 'c.role', 'c.responsibility', contributorLevel(eb.table('c')).as('access_level'),
-          person(eb.ref('c.person_id')).$notNull().as('person'),
+          // The person of the row joined above, not looked up again.
+          sql<PersonRow>`(SELECT to_json(obj) FROM (SELECT cp.id, cp.full_name, cp.email, cp.title, cp.avatar_url, cp.type) AS obj)`.as('person'),
           eb.exists(eb.selectFrom(subscriptions.lists)
             .innerJoin(subscriptions.subscriptions, 'sub.subscription_list_id', 'sl.id')
             .select(sql.lit(1).as('one'))

@@ -173,3 +173,27 @@ t.test('a page of projects/list judges the projects a person could see, not ever
   t.ok(judged > 0 && judged < 100, `${judged} lookups of a contributor binding, with ${Number(count)} projects in the database`)
   t.ok(Number(count) > 5000, 'the other company\'s projects are there')
 })
+
+t.test('projects/get reads each contributor\'s person once, with the binding', async (t) => {
+  // The contributors' list joins people for the order (by name) and to leave out
+  // suspended people; the person nested in each entry is that joined row, not a
+  // second lookup of the same one.
+  const company = await createCompany(db)
+  const reader = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [reader.id])
+  const project = await createProject(db, space, { access: { space: 10 } })
+  const people = await Promise.all(Array.from({ length: 6 }, (_, i) => createPerson(db, company.id, { fullName: `Contributor ${i}` })))
+  for (const [i, person] of people.entries()) await addContributor(db, project.id, person.id, i === 0 ? 'champion' : 'contributor')
+  const { token } = await tokenFor(db, reader.email)
+  sent.length = 0
+  const res = await app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id: project.publicId }, headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 200)
+  t.same(res.json().project.contributors.map((c: { person: { full_name: string } }) => c.person.full_name), people.map((p) => p.full_name))
+  t.equal(sent.length, 1, 'one statement')
+
+  const plan = await planOf(sent[0]!, true)
+  // People are read for the token's holder, the reader, and each contributor: 2 + 6
+  // (no subscribers, check-ins or retrospective here).
+  const lookups = nodes(plan).filter((n) => n['Relation Name'] === 'people').reduce((sum, n) => sum + Number(n['Actual Loops']), 0)
+  t.equal(lookups, 2 + people.length, `${lookups} reads of people for ${people.length} contributors`)
+})
