@@ -285,6 +285,18 @@ async function quiet (pid: number): Promise<void> {
   }
 }
 
+/**
+ * The CPU the server uses while nobody asks it anything, in ms a second: once it has
+ * finished what the last run left (quiet), over `ms`. What it does then is its own
+ * background work (the webhook workers' looks for jobs, timers, the collector).
+ */
+export async function idleCpuMsPerSecond (pid: number, ms = 5000): Promise<number> {
+  await quiet(pid)
+  const before = processTicks(pid)
+  await new Promise((resolve) => setTimeout(resolve, ms))
+  return (1000 * (processTicks(pid) - before)) / TICKS_PER_SECOND / (ms / 1000)
+}
+
 /** One autocannon run: each request picks a random target and a fresh value. */
 export async function load (options: {
   url: string

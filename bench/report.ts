@@ -61,6 +61,8 @@ export interface Settings {
   nodeFlags: readonly string[]
   /** The servers' RSS once ready, before any load. */
   idleRssMb: { postgres: number, embedded: number | null }
+  /** The servers' CPU in ms a second with no request, after their runs (load.ts, idleCpuMsPerSecond). */
+  idleCpuMs: { postgres: number, embedded: number | null }
 }
 
 /** The runs with PostgreSQL behind the delaying proxy (bench/proxy.ts). */
@@ -516,7 +518,7 @@ export const HOW_TO_RUN = `# Benchmarks
 How to run: \`npm run bench\` (PostgreSQL at \`DATABASE_URL\`, else postgres://postgres@127.0.0.1:5432/postgres;
 the bench recreates the database \`projects_bench\` there and leaves it in place afterwards).
 It builds (\`npm run build\`), seeds, captures the SQL the server sends, drives \`node dist/src/server.js\` with
-autocannon, replays the captured SQL with pgbench, does the same HTTP runs on the embedded database (PGlite),
+autocannon (and measures its CPU at rest after the runs), replays the captured SQL with pgbench, does the same HTTP runs on the embedded database (PGlite),
 runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
 runs bench/webhooks.ts, and rewrites this file, keeping the previous run's figures below this one's.
 The default run takes about fifteen minutes on 2 cores.
@@ -611,6 +613,9 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       `rate limit off, LOG_LEVEL=warn, NODE_ENV=production, \`node ${settings.nodeFlags.join(' ')}\` (npm run start:prod's flags); pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
       `the whole bench took ${Math.round(settings.totalSeconds)} s`,
     othersLine(figures),
+    `- The server idle, after its runs (5 s with no request, /proc/<pid>/stat): ${f(settings.idleCpuMs.postgres, 1)} ms of CPU a second on PostgreSQL` +
+      (settings.idleCpuMs.embedded === null ? '' : `, ${f(settings.idleCpuMs.embedded, 1)} ms embedded (the database's thread included)`) +
+      '; what it does then is its own background work, mostly the webhook workers\' looks for jobs they were not told of (once a second)',
     `- Dataset (PostgreSQL, seeded in ${f(settings.seedSeconds, 1)} s including tokens): ${sizeLine(settings.size)}. ` +
       `Rows: ${Object.entries(settings.rows).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     settings.embedded

@@ -33,7 +33,7 @@ import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
-import { load, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
+import { idleCpuMsPerSecond, load, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { spawnProxy } from './proxy.js'
@@ -319,6 +319,8 @@ async function main (): Promise<void> {
     servers.push(pgServer)
     step(`  ready; RSS ${pgServer.idleRssMb.toFixed(0)} MB before any load`)
     const postgres = await drive(pgServer, dataset, 'PostgreSQL', DATABASE)
+    const pgIdleCpu = await idleCpuMsPerSecond(pgServer.pid)
+    step(`  idle after the runs: ${pgIdleCpu.toFixed(1)} ms of CPU a second`)
     await pgServer.stop()
     const statements = statsBefore.available ? await statementStats(benchUrl, 'read') : statsBefore
     if (statements.available) {
@@ -437,6 +439,7 @@ async function main (): Promise<void> {
     let embeddedSettings = null
     let pgliteVersion: string | null = null
     let embeddedIdleRss: number | null = null
+    let embeddedIdleCpu: number | null = null
     if (options.embedded) {
       const dataDir = path.join(tmp, 'pglite')
       const embeddedSize: DatasetSize = { ...DEFAULT_SIZE, projects: options.embeddedProjects }
@@ -472,6 +475,8 @@ async function main (): Promise<void> {
       embeddedIdleRss = emServer.idleRssMb
       step(`  ready; RSS ${emServer.idleRssMb.toFixed(0)} MB before any load`)
       embedded = await drive(emServer, embeddedData, 'embedded', null)
+      embeddedIdleCpu = await idleCpuMsPerSecond(emServer.pid)
+      step(`  idle after the runs: ${embeddedIdleCpu.toFixed(1)} ms of CPU a second`)
       await emServer.stop()
     }
 
@@ -510,7 +515,8 @@ async function main (): Promise<void> {
       pgbench: pgbenchAvailable ? options.pgbench : null,
       totalSeconds: (performance.now() - started) / 1000,
       nodeFlags: PRODUCTION_NODE_FLAGS,
-      idleRssMb: { postgres: pgServer.idleRssMb, embedded: embeddedIdleRss }
+      idleRssMb: { postgres: pgServer.idleRssMb, embedded: embeddedIdleRss },
+      idleCpuMs: { postgres: pgIdleCpu, embedded: embeddedIdleCpu }
     }, machine(postgresVersion, pgliteVersion))
     process.stdout.write(text)
     // This run's figures first, the previous run's below them.
