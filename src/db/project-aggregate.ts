@@ -10,14 +10,22 @@ import { prepareForCaller, runAs, type Actor } from './caller.js'
 import { fenced, projectTag } from './project-etag.js'
 import type { Database, PeopleTable, ProjectsTable, SubscriptionListsTable, SubscriptionsTable } from './types.js'
 
+/** The columns of a person as the aggregate nests them. */
+const PERSON_COLUMNS = ['id', 'full_name', 'email', 'title', 'avatar_url', 'type'] as const
+
 /** A person as the aggregate nests them (JSON: no Date columns). */
-export type PersonRow = Pick<Selectable<PeopleTable>, 'id' | 'full_name' | 'email' | 'title' | 'avatar_url' | 'type'>
+export type PersonRow = Pick<Selectable<PeopleTable>, typeof PERSON_COLUMNS[number]>
 
 /** The person whose id `id` holds, as a JSON object. */
 function person (id: Expression<string | null>): RawBuilder<PersonRow | null> {
   return jsonObjectFrom(expressionBuilder<Database>().selectFrom('people as pe')
-    .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type'])
+    .select(PERSON_COLUMNS.map((column) => `pe.${column}` as const))
     .where('pe.id', '=', id))
+}
+
+/** The row of people joined as `alias`, as the same JSON object as person() makes, without looking it up again. */
+function joinedPerson (alias: string): RawBuilder<PersonRow> {
+  return sql<PersonRow>`(SELECT to_json(obj) FROM (SELECT ${sql.join(PERSON_COLUMNS.map((column) => sql.ref(`${alias}.${column}`)))}) AS obj)`
 }
 
 // Dates leave Postgres as text: a Date would shift them by the process time zone.
@@ -102,8 +110,7 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .where('cp.suspended_at', 'is', null)
         .select((eb) => [
           'c.id', 'c.role', 'c.responsibility', contributorLevel(eb.table('c')).as('access_level'),
-          // The person of the row joined above, not looked up again.
-          sql<PersonRow>`(SELECT to_json(obj) FROM (SELECT cp.id, cp.full_name, cp.email, cp.title, cp.avatar_url, cp.type) AS obj)`.as('person'),
+          joinedPerson('cp').as('person'),
           eb.exists(eb.selectFrom(subscriptions.lists)
             .innerJoin(subscriptions.subscriptions, 'sub.subscription_list_id', 'sl.id')
             .select(sql.lit(1).as('one'))
