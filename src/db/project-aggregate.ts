@@ -2,13 +2,13 @@
 // JSON aggregation and shaped for the person who asks. One selection serves
 // projects/get (reading the projects table) and the mutations (reading the row
 // their own statement has just written); both answer its entity tag too.
-import { expressionBuilder, sql, type AliasedRawBuilder, type Expression, type Kysely, type RawBuilder, type Selectable } from 'kysely'
+import { expressionBuilder, sql, type AliasableExpression, type AliasedExpression, type AliasedRawBuilder, type Expression, type Kysely, type RawBuilder, type Selectable } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel, contributorLevel } from './access.js'
 import { value } from './prepared.js'
 import { prepareForCaller, runAs, type Actor } from './caller.js'
 import { fenced, projectTag } from './project-etag.js'
-import type { Database, PeopleTable, ProjectsTable, SubscriptionListsTable, SubscriptionsTable } from './types.js'
+import type { ContributorRole, Database, PeopleTable, ProjectsTable, SubscriptionListsTable, SubscriptionsTable } from './types.js'
 
 /** The columns of a person as the aggregate nests them. */
 const PERSON_COLUMNS = ['id', 'full_name', 'email', 'title', 'avatar_url', 'type'] as const
@@ -80,18 +80,51 @@ export function subscriptionSources (lists: string, subscriptions: string): Subs
 const SUBSCRIPTION_TABLES = subscriptionSources('subscription_lists', 'subscriptions')
 
 /**
+ * The aggregate's columns that its child rows and the reader make: everything but
+ * the project's own columns. They hang on the row's id, space, goal and order of
+ * milestones, which neither mutation changes, so a statement that has built them
+ * for the row before its change can reuse them for the row after it.
+ */
+export const CHILD_COLUMNS = [
+  'space_name', 'is_pinned', 'my_role', 'contributors', 'goal', 'key_resources', 'last_check_in',
+  'milestones', 'milestones_ordering_state', 'notifications', 'subscription_list', 'retrospective', 'task_statuses'
+] as const
+
+export type ChildColumn = typeof CHILD_COLUMNS[number]
+
+/**
+ * Child columns already built in the statement, in the one row of its FROM item
+ * `row` (named as the aggregate names them), for the same project and person:
+ * the aggregate takes them from there instead of building them again, but those
+ * of `except` (which what the statement wrote has changed).
+ */
+export interface BuiltChildren {
+  row: string
+  except?: readonly ChildColumn[]
+}
+
+/**
  * The whole aggregate of the project row in `source`, for this person, minus the
  * access level (each caller knows it already). Child rows come from the statement's
  * snapshot; the project's own columns from `source`, so a mutation can pass the row
- * it has just written.
+ * it has just written. The columns' order is the tag's (db/project-etag.ts): every
+ * way of building the aggregate gives the same row.
  */
-export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: Expression<string>, subscriptions: SubscriptionSources = SUBSCRIPTION_TABLES) {
-  return db.selectFrom(source)
+export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: Expression<string>,
+  subscriptions: SubscriptionSources = SUBSCRIPTION_TABLES, built?: BuiltChildren) {
+  const from = built === undefined
+    ? db.selectFrom(source)
+    : db.selectFrom(source).innerJoin(sql`${sql.table(built.row)}`.as('built'), (join) => join.onTrue())
+  const child = <N extends ChildColumn, T> (name: N, build: () => AliasableExpression<T>): AliasedExpression<T, N> =>
+    built !== undefined && built.except?.includes(name) !== true
+      ? sql<T>`${sql.ref(`built.${name}`)}`.as(name)
+      : build().as(name)
+  return from
     .select((eb) => [
       'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id',
       // A subquery, not a join: joining spaces to a mutation's CTE row, the planner
       // chose to scan every space.
-      eb.selectFrom('spaces as s').select('s.name').whereRef('s.id', '=', 'p.space_id').$asScalar().$notNull().as('space_name'),
+      child('space_name', () => eb.selectFrom('spaces as s').select('s.name').whereRef('s.id', '=', 'p.space_id').$asScalar().$notNull()),
       'p.public_access', 'p.company_access', 'p.space_access',
       'p.archived_at', 'p.closed_at', 'p.inserted_at', 'p.updated_at',
       'p.next_check_in_scheduled_at', 'p.next_update_scheduled_at',
@@ -99,12 +132,12 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
       sql<string>`p.tasks_kanban_state::text`.as('tasks_kanban_state'),
       ...timeframeColumns('p'),
       isOutdated.as('is_outdated'),
-      eb.exists(eb.selectFrom('project_pins as pin').select(sql.lit(1).as('one'))
-        .whereRef('pin.project_id', '=', 'p.id').where('pin.person_id', '=', personId)).as('is_pinned'),
-      eb.selectFrom('project_contributors as c').select('c.role')
-        .whereRef('c.project_id', '=', 'p.id').where('c.person_id', '=', personId).as('my_role'),
+      child('is_pinned', () => eb.exists(eb.selectFrom('project_pins as pin').select(sql.lit(1).as('one'))
+        .whereRef('pin.project_id', '=', 'p.id').where('pin.person_id', '=', personId))),
+      child('my_role', () => eb.selectFrom('project_contributors as c').select('c.role')
+        .whereRef('c.project_id', '=', 'p.id').where('c.person_id', '=', personId).$asScalar().$castTo<ContributorRole | null>()),
 
-      jsonArrayFrom(eb.selectFrom('project_contributors as c')
+      child('contributors', () => jsonArrayFrom(eb.selectFrom('project_contributors as c')
         .innerJoin('people as cp', 'cp.id', 'c.person_id')
         .whereRef('c.project_id', '=', 'p.id')
         .where('cp.suspended_at', 'is', null)
@@ -119,18 +152,18 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
             .where('sub.canceled', '=', false)).as('is_subscribed')
         ])
         .orderBy(sql`CASE c.role WHEN 'champion' THEN 0 WHEN 'reviewer' THEN 1 ELSE 2 END`)
-        .orderBy('cp.full_name').orderBy('c.id')).as('contributors'),
+        .orderBy('cp.full_name').orderBy('c.id'))),
 
-      jsonObjectFrom(eb.selectFrom('goals as g')
+      child('goal', () => jsonObjectFrom(eb.selectFrom('goals as g')
         .whereRef('g.id', '=', 'p.goal_id')
-        .select(['g.id', 'g.name', 'g.status', 'g.closed_at', 'g.archived_at', 'g.inserted_at', 'g.updated_at', ...timeframeColumns('g')])).as('goal'),
+        .select(['g.id', 'g.name', 'g.status', 'g.closed_at', 'g.archived_at', 'g.inserted_at', 'g.updated_at', ...timeframeColumns('g')]))),
 
-      jsonArrayFrom(eb.selectFrom('project_key_resources as kr')
+      child('key_resources', () => jsonArrayFrom(eb.selectFrom('project_key_resources as kr')
         .whereRef('kr.project_id', '=', 'p.id')
         .select(['kr.id', 'kr.title', 'kr.link', 'kr.resource_type'])
-        .orderBy('kr.inserted_at').orderBy('kr.id')).as('key_resources'),
+        .orderBy('kr.inserted_at').orderBy('kr.id'))),
 
-      jsonObjectFrom(eb.selectFrom('project_check_ins as ci')
+      child('last_check_in', () => jsonObjectFrom(eb.selectFrom('project_check_ins as ci')
         .whereRef('ci.project_id', '=', 'p.id')
         .select((eb) => [
           'ci.id', 'ci.status', 'ci.description', 'ci.inserted_at', 'ci.acknowledged_at',
@@ -138,30 +171,30 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
           person(eb.ref('ci.acknowledged_by_id')).as('acknowledged_by')
         ])
         .orderBy('ci.inserted_at', 'desc').orderBy('ci.id', 'desc')
-        .limit(1)).as('last_check_in'),
+        .limit(1))),
 
-      jsonArrayFrom(eb.selectFrom('project_milestones as m')
+      child('milestones', () => jsonArrayFrom(eb.selectFrom('project_milestones as m')
         .whereRef('m.project_id', '=', 'p.id')
         .select(['m.id', 'm.title', 'm.status', 'm.description', sql<string | null>`m.due_date::text`.as('due_date'), 'm.completed_at', 'm.inserted_at'])
         .orderBy(sql`array_position(p.milestones_ordering_state, m.id)`, (ob) => ob.asc().nullsLast())
         .orderBy('m.due_date', (ob) => ob.asc().nullsLast())
-        .orderBy('m.inserted_at').orderBy('m.id')).as('milestones'),
+        .orderBy('m.inserted_at').orderBy('m.id'))),
 
-      sql<string[]>`to_json(ARRAY(
+      child('milestones_ordering_state', () => sql<string[]>`to_json(ARRAY(
         SELECT o.id FROM unnest(p.milestones_ordering_state) WITH ORDINALITY AS o(id, n)
         WHERE EXISTS (SELECT 1 FROM project_milestones m WHERE m.id = o.id AND m.project_id = p.id)
-        ORDER BY o.n))`.as('milestones_ordering_state'),
+        ORDER BY o.n))`),
 
-      jsonArrayFrom(eb.selectFrom('notifications as n')
+      child('notifications', () => jsonArrayFrom(eb.selectFrom('notifications as n')
         .whereRef('n.project_id', '=', 'p.id')
         .where('n.person_id', '=', personId)
         // A literal, not a parameter: any plan, generic ones too, can then use the
         // partial index of unread notifications.
         .where('n.read', '=', sql.lit(false))
         .select(['n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at'])
-        .orderBy('n.inserted_at', 'desc').orderBy('n.id')).as('notifications'),
+        .orderBy('n.inserted_at', 'desc').orderBy('n.id'))),
 
-      jsonObjectFrom(eb.selectFrom(subscriptions.lists)
+      child('subscription_list', () => jsonObjectFrom(eb.selectFrom(subscriptions.lists)
         .whereRef('sl.project_id', '=', 'p.id')
         .select((eb) => [
           'sl.id', 'sl.send_to_everyone',
@@ -169,16 +202,16 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
             .whereRef('sub.subscription_list_id', '=', 'sl.id')
             .select((eb) => ['sub.id', 'sub.type', 'sub.canceled', person(eb.ref('sub.person_id')).$notNull().as('person')])
             .orderBy('sub.inserted_at').orderBy('sub.id')).as('subscriptions')
-        ])).as('subscription_list'),
+        ]))),
 
-      jsonObjectFrom(eb.selectFrom('project_retrospectives as r')
+      child('retrospective', () => jsonObjectFrom(eb.selectFrom('project_retrospectives as r')
         .whereRef('r.project_id', '=', 'p.id')
-        .select((eb) => ['r.id', 'r.content', 'r.closed_at', 'r.success_status', person(eb.ref('r.author_id')).$notNull().as('author')])).as('retrospective'),
+        .select((eb) => ['r.id', 'r.content', 'r.closed_at', 'r.success_status', person(eb.ref('r.author_id')).$notNull().as('author')]))),
 
-      jsonArrayFrom(eb.selectFrom('project_task_statuses as ts')
+      child('task_statuses', () => jsonArrayFrom(eb.selectFrom('project_task_statuses as ts')
         .whereRef('ts.project_id', '=', 'p.id')
         .select(['ts.id', 'ts.label', 'ts.color', 'ts.index', 'ts.value', 'ts.closed'])
-        .orderBy('ts.index').orderBy('ts.id')).as('task_statuses')
+        .orderBy('ts.index').orderBy('ts.id')))
     ])
 }
 

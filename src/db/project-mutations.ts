@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
 import { CALLER_PERSON, CALLER_TOKEN, prepareForCaller, runAs, type Actor, type WithCaller } from './caller.js'
 import { ACCESS, accessLevel } from './access.js'
 import { value, type ValueParameters } from './prepared.js'
-import { aggregateText, projectAggregate, projectSource, subscriptionSources, type ProjectText } from './project-aggregate.js'
+import { aggregateText, projectAggregate, projectSource, subscriptionSources, type BuiltChildren, type ChildColumn, type ProjectText } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
 import { ifMatchPrecondition, noPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
 import { jobsQueued, queueDeliveries } from './jobs.js'
@@ -157,6 +157,17 @@ function projectChange (withCaller: WithCaller, db: Kysely<Database>, field: Pro
         .where((eb) => eb.not(eb.exists(eb.selectFrom('changed').select(sql.lit(1).as('one')))))))
 }
 
+/**
+ * A conditional change has built the aggregate of the row before it, for its tag
+ * (db/project-precondition.ts): the answer, the row after the change, takes its
+ * child columns from there, but those the change may have altered (`except`).
+ * The change writes only the project's own columns, the activity and, for a
+ * description, subscriptions and other people's notifications.
+ */
+function builtBefore (values: ChangeValues, except: readonly ChildColumn[] = []): BuiltChildren | undefined {
+  return values.ifMatch === undefined ? undefined : { row: 'precondition', except }
+}
+
 /** How many delivery jobs the statement queued: this process's workers are told (jobs.ts). */
 const QUEUED = sql<number>`(SELECT count(*)::int FROM deliveries)`.as('queued')
 
@@ -166,7 +177,7 @@ const rename = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeValu
   .leftJoin('access', (join) => join.onTrue())
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
-  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON)).as('project'), (join) => join.onTrue())
+  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, undefined, builtBefore(values))).as('project'), (join) => join.onTrue())
   .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))
@@ -266,7 +277,8 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
   .leftJoin('access', (join) => join.onTrue())
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
-  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, subscriptionSources('all_lists', 'all_subscriptions'))).as('project'), (join) => join.onTrue())
+  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, subscriptionSources('all_lists', 'all_subscriptions'),
+    builtBefore(values, ['contributors', 'subscription_list']))).as('project'), (join) => join.onTrue())
   .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))

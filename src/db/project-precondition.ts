@@ -2,7 +2,7 @@
 // check is made on the row the statement has locked, in the statement that writes,
 // so it and the write are atomic.
 import { sql, type Expression, type Kysely } from 'kysely'
-import { projectAggregate, projectSource } from './project-aggregate.js'
+import { CHILD_COLUMNS, projectAggregate, projectSource } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
 import type { Database } from './types.js'
 
@@ -17,12 +17,20 @@ import type { Database } from './types.js'
  * taken (another transaction committed a change while this one waited for the
  * lock): the tag then mixes the new row with rows of other tables as they were
  * before that change.
+ *
+ * The row also carries the child columns of the aggregate the tag was computed
+ * on (CHILD_COLUMNS), so that the answer's aggregate, of the row after the change,
+ * takes them from here instead of building them a second time.
  */
 export function ifMatchPrecondition (db: Kysely<Database>, personId: Expression<string>, tags: Expression<string[]>) {
   const before = fenced(projectAggregate(db, projectSource('target'), personId))
-  const current = db.selectFrom(before.as('before'))
-    .select(projectTag('before', sql<number>`(SELECT target.level FROM target)`).as('tag'))
-  const checked = fenced(db.selectNoFrom(sql<string | null>`(${current})`.as('tag')))
+  // One row, with a NULL tag when nothing is locked (the caller may not edit).
+  const checked = fenced(db.selectFrom(sql`(SELECT 1)`.as('one'))
+    .leftJoin(before.as('before'), (join) => join.onTrue())
+    .select((eb) => [
+      projectTag('before', sql<number>`(SELECT target.level FROM target)`).as('tag'),
+      ...CHILD_COLUMNS.map((column) => eb.ref(`before.${column}`).as(column))
+    ]))
   const holds = sql<boolean>`coalesce(checked.tag = ANY(${tags}::text[]), false)`
   return db.selectFrom(checked.as('checked'))
     .select([
@@ -30,7 +38,8 @@ export function ifMatchPrecondition (db: Kysely<Database>, personId: Expression<
       holds.as('holds'),
       sql<boolean | null>`CASE WHEN ${holds} THEN NULL ELSE EXISTS (
         SELECT 1 FROM target t JOIN projects snapshot ON snapshot.id = t.id
-        WHERE to_jsonb(snapshot) IS DISTINCT FROM to_jsonb(t) - 'level') END`.as('moved')
+        WHERE to_jsonb(snapshot) IS DISTINCT FROM to_jsonb(t) - 'level') END`.as('moved'),
+      ...CHILD_COLUMNS.map((column) => sql.ref(`checked.${column}`).as(column))
     ])
 }
 

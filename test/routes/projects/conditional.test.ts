@@ -306,6 +306,29 @@ t.test('3. If-Match: a read\'s tag saves once; then 412 with the current tag and
   t.equal(activities.length, 4, 'one activity per successful save')
 })
 
+t.test('3. a conditional change answers what get reads afterwards, byte for byte, its new subscription included', async (t) => {
+  // The tag's aggregate of the row before the change lends its children to the
+  // answer's: what the change alters must still be the answer's own.
+  const p = await sharedProject('Answered')
+  await addContributor(db, p.id, bob.id, 'contributor', 40)
+  const same = async (res: LightMyRequestResponse, what: string) => {
+    t.equal(res.statusCode, 200, `${what}: ${res.body.slice(0, 200)}`)
+    const read = await get(token.alice, p.publicId)
+    t.equal(res.body, read.body, `${what}: the answer is the read's`)
+    t.equal(res.headers.etag, read.headers.etag, `${what}: and so is its tag`)
+    return res.json().project
+  }
+  await same(await save(token.alice, 'name', p.publicId, 'Answered, renamed', { 'if-match': await tagOf(token.alice, p.publicId) }), 'a rename')
+  type Subscriber = { is_subscribed: boolean, person: { full_name: string } }
+  const bobOf = (project: { potential_subscribers: Subscriber[] }) => project.potential_subscribers.find((s) => s.person.full_name === 'Bob')
+  t.equal(bobOf((await get(token.alice, p.publicId)).json().project)?.is_subscribed, false, 'bob contributes, unsubscribed')
+  const described = await same(await save(token.alice, 'description', p.publicId, mention(bob, 'over to you'), { 'if-match': await tagOf(token.alice, p.publicId) }),
+    'a description that mentions bob')
+  t.equal(bobOf(described)?.is_subscribed, true, 'bob is subscribed by it, as a contributor too')
+  t.equal(described.subscription_list.subscriptions.length, 3, 'and on the list')
+  await same(await save(token.alice, 'name', p.publicId, 'Answered again', { 'if-match': await tagOf(token.alice, p.publicId) }), 'a rename after it')
+})
+
 t.test('3. a stale tag after another person\'s edit fails; a description that fails notifies and subscribes nobody', async (t) => {
   const p = await sharedProject('Two editors')
   const aliceTag = await tagOf(token.alice, p.publicId)
