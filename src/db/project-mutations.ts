@@ -257,13 +257,18 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
       .select('pe.id as person_id')))
   .with('notified', (qb) => qb.insertInto('notifications')
     .columns(['person_id', 'project_id', 'activity_id', 'action'])
+    // Each candidate looked up and judged on their own (fenced, so not joined as a
+    // set): as one join, the generic plan read every person and every space
+    // membership of the database to notify a project's few subscribers.
     .expression((eb) => eb.selectFrom('candidates as r')
-      .innerJoin('people as pe', 'pe.id', 'r.person_id')
       .innerJoin('changed as p', (join) => join.onTrue())
       .innerJoin('activity as a', (join) => join.onTrue())
-      .where('pe.id', '<>', CALLER_PERSON)
-      .where('pe.suspended_at', 'is', null)
-      .where((eb) => accessLevel(eb.table('p'), eb.table('pe')), '>=', ACCESS.view)
+      .innerJoinLateral((eb) => fenced(eb.selectFrom('people as pe')
+        .whereRef('pe.id', '=', 'r.person_id')
+        .where('pe.id', '<>', CALLER_PERSON)
+        .where('pe.suspended_at', 'is', null)
+        .where((eb) => accessLevel(eb.table('p'), eb.table('pe')), '>=', ACCESS.view)
+        .select('pe.id')).as('pe'), (join) => join.onTrue())
       .select(['pe.id', 'a.project_id', 'a.id as activity_id', sql.lit(ACTIONS.description.action).as('action')]))
     .returning('notifications.id'))
   // What the aggregate reads of subscriptions: its snapshot's and this statement's own.

@@ -184,6 +184,43 @@ t.test('a page of projects/list judges the projects a person could see, not ever
   t.ok(Number(count) > 5000, 'the other company\'s projects are there')
 })
 
+t.test('a description change looks up the people it notifies, not everyone in the database', async (t) => {
+  // The subscribers are judged one by one (their person, their access): a plan
+  // that hashed every person and every space membership of the database would
+  // cost each change of a description in proportion to the database's size.
+  const company = await createCompany(db)
+  const editor = await createPerson(db, company.id)
+  const subscribers = await Promise.all(Array.from({ length: 3 }, () => createPerson(db, company.id)))
+  const space = await createSpace(db, company.id, [editor.id, ...subscribers.map((s) => s.id)])
+  const project = await createProject(db, space, { access: { space: 10 } })
+  await addContributor(db, project.id, editor.id, 'champion')
+  const list = await db.insertInto('subscription_lists').values({ project_id: project.id }).returning('id').executeTakeFirstOrThrow()
+  await db.insertInto('subscriptions').values([editor, ...subscribers].map((person) => ({ subscription_list_id: list.id, person_id: person.id, type: 'joined' as const }))).execute()
+  // 3,000 people of another company, each a member of one of its spaces.
+  const other = await createCompany(db)
+  await sql`
+    WITH s AS (INSERT INTO spaces (company_id, name) SELECT ${other.id}::uuid, 'Crowded ' || j FROM generate_series(1, 10) j RETURNING id),
+    pe AS (INSERT INTO people (company_id, email, full_name) SELECT ${other.id}::uuid, 'crowd' || i || '@example.test', 'Crowd ' || i FROM generate_series(1, 3000) i RETURNING id)
+    INSERT INTO space_members (space_id, person_id) SELECT (SELECT id FROM s ORDER BY id LIMIT 1), pe.id FROM pe`.execute(db)
+  await sql`ANALYZE people`.execute(db)
+  await sql`ANALYZE space_members`.execute(db)
+
+  const { token } = await tokenFor(db, editor.email)
+  sent.length = 0
+  const description = JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Crowded' }] }] })
+  const res = await app.inject({
+    method: 'POST', url: '/api/external/v1/projects/update_description',
+    headers: { authorization: `Bearer ${token}` }, payload: { project_id: project.publicId, description }
+  })
+  t.equal(res.statusCode, 200, res.body.slice(0, 200))
+  t.equal(sent.length, 1, 'one statement')
+  const notified = await db.selectFrom('notifications').select('person_id').where('project_id', '=', project.id).execute()
+  t.same(notified.map((n) => n.person_id).sort(), subscribers.map((s) => s.id).sort(), 'the three subscribers are notified, not the author')
+
+  const read = nodes(await planOf(sent[0]!)).filter((n) => n['Node Type'] === 'Seq Scan' && ['people', 'space_members'].includes(String(n['Relation Name'])))
+  t.same(read.map((n) => `${String(n['Relation Name'])} as ${String(n.Alias)}`), [], 'neither people nor space_members is read whole')
+})
+
 t.test('projects/get reads each contributor\'s person once, with the binding', async (t) => {
   // The contributors' list joins people for the order (by name) and to leave out
   // suspended people; the person nested in each entry is that joined row, not a
