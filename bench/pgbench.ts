@@ -12,6 +12,7 @@ import { promisify } from 'node:util'
 import { CompiledQuery } from 'kysely'
 import type { Db } from '../src/db/index.js'
 import { findProject } from '../src/db/project-aggregate.js'
+import { PLAN_CACHE_MODE } from '../src/db/statement-names.js'
 import type { Capture, CapturedStatement } from './capture.js'
 import { BackendCpu } from './load.js'
 import { NAME_PREFIX, PER_CONNECTION, REVISION_MARKER, TARGET_SETS, newDescription, newName, type OperationName, type Target } from './operations.js'
@@ -251,6 +252,10 @@ export interface PgbenchOptions {
 // The line bash's `times` prints for the shell's children: user and system time.
 const CHILD_TIMES = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/
 
+// pgbench's sessions plan the statements as the server's do (src/db/index.ts):
+// generic plans, made once per connection.
+const SESSION_OPTIONS = `-c plan_cache_mode=${PLAN_CACHE_MODE}`
+
 /** pgbench's output and the CPU seconds it used itself (user + system, from bash's `times`; null without it). */
 async function pgbench (options: PgbenchOptions, file: string, args: string[], timeoutMs: number): Promise<{ output: string, cpuSeconds: number | null }> {
   try {
@@ -258,7 +263,7 @@ async function pgbench (options: PgbenchOptions, file: string, args: string[], t
       '-n', '-M', options.protocol, '-c', String(options.clients), '-j', String(Math.min(options.threads, options.clients)),
       '-D', `clients=${options.clients}`,
       ...args, '-f', file, options.url
-    ], { maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs })
+    ], { maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs, env: { ...process.env, PGOPTIONS: SESSION_OPTIONS } })
     const lines = stderr.trimEnd().split('\n')
     const times = CHILD_TIMES.exec(lines.at(-1) ?? '')
     const output = `${stdout}\n${lines.slice(0, times ? -2 : undefined).join('\n')}`

@@ -672,7 +672,8 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       ? [
           `### Parsing and planning (pgbench, ${low} clients)`,
           '',
-          'An unnamed statement (`-M extended`) is parsed and planned on every call; a named one (`-M prepared`) once per connection. ' +
+          'An unnamed statement (`-M extended`) is parsed and planned on every call; a named one (`-M prepared`) once per connection ' +
+            '(pgbench\'s sessions, like the server\'s, set `plan_cache_mode = force_generic_plan`). ' +
             'The same scripts in both protocols show how much of PostgreSQL\'s work that is; * marks the protocol the server uses ' +
             '(the main table\'s pgbench column):',
           '',
