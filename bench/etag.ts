@@ -78,7 +78,7 @@ await admin(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
 await admin(`CREATE DATABASE ${DATABASE}`)
 const url = new URL(URL_)
 url.pathname = `/${DATABASE}`
-const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url.toString(), DB_POOL_SIZE: '1', DB_STATEMENT_TIMEOUT_MS: '60000' })))
+const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url.toString(), DB_POOL_SIZE: '1', DB_STATEMENT_TIMEOUT_MS: '10000' })))
 try {
   await migrateToLatest(db)
   const dataset = await seedDataset(db, { ...DEFAULT_SIZE, projects: 50, largeProjects: 1 }, { tokenConcurrency: 1 })
