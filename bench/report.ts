@@ -176,6 +176,18 @@ function sizeTable (runs: SizeRun[]): { header: string[], rows: string[][] } {
   return { header, rows }
 }
 
+/** Per operation: the server at the highest connection count beside pgbench there and at the server's pool size. */
+function ceilingRows (figures: Figures, settings: Settings): Array<{ op: OperationName, server: number, high: number | null, pooled: number, ratio: number }> {
+  const high = Math.max(...settings.connections)
+  if (settings.connections.includes(settings.poolSize)) return []
+  return OPERATIONS.flatMap((op) => {
+    const pg = find(figures.postgres, op, high)
+    const pooled = figures.pgbench.get(pgbenchKey(op, settings.poolSize))
+    if (!pg || !pooled) return []
+    return [{ op, server: pg.rps, high: figures.pgbench.get(pgbenchKey(op, high))?.tps ?? null, pooled: pooled.tps, ratio: pg.rps / pooled.tps }]
+  })
+}
+
 /** Per operation: extended tps, prepared tps (the server's protocol starred) and their ratio. */
 function protocolRows (figures: Figures, low: number): string[][] {
   return OPERATIONS.map((op) => {
@@ -222,6 +234,11 @@ function targets (figures: Figures, settings: Settings): string[] {
   if (ratios.length > 0) {
     lines.push(`server ÷ pgbench ≥ ${RATIO_TARGET} at ${high} connections: ` +
       ratios.map((r) => `${LABELS[r.op]} ${f(r.value, 2)} (${verdict(r.value >= RATIO_TARGET)})`).join(', '))
+  }
+  const pooled = ceilingRows(figures, settings)
+  if (pooled.length > 0) {
+    lines.push(`beside it, the server at ${high} connections ÷ pgbench at ${settings.poolSize} clients (DB_POOL_SIZE: the most statements the server runs at once): ` +
+      pooled.map((r) => `${LABELS[r.op]} ${f(r.ratio, 2)}`).join(', '))
   }
   lines.push(`p99 ≤ 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
     const pg = find(figures.postgres, op, low)
@@ -518,7 +535,7 @@ export const HOW_TO_RUN = `# Benchmarks
 How to run: \`npm run bench\` (PostgreSQL at \`DATABASE_URL\`, else postgres://postgres@127.0.0.1:5432/postgres;
 the bench recreates the database \`projects_bench\` there and leaves it in place afterwards).
 It builds (\`npm run build\`), seeds, captures the SQL the server sends, drives \`node dist/src/server.js\` with
-autocannon (and measures its CPU at rest after the runs), replays the captured SQL with pgbench, does the same HTTP runs on the embedded database (PGlite),
+autocannon (and measures its CPU at rest after the runs), replays the captured SQL with pgbench (at each connection count and at the server's DB_POOL_SIZE), does the same HTTP runs on the embedded database (PGlite),
 runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
 runs bench/webhooks.ts, and rewrites this file, keeping the previous run's figures below this one's.
 The default run takes about fifteen minutes on 2 cores.
@@ -570,6 +587,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const budget = budgetTable(figures, settings)
   const profile = profileTable(figures.profiled)
   const eventLoop = eventLoopTable(figures, settings)
+  const ceiling = ceilingRows(figures, settings)
 
   const text = [
     '',
@@ -668,6 +686,21 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     failureLines.length > 0 ? `### Non-2xx responses or errors\n\n${failureLines.map((l) => `- ${l}`).join('\n')}` : 'Non-2xx responses: none in any run.',
     '',
+    ...(ceiling.length > 0
+      ? [
+          `### The database at the server's concurrency (pgbench, ${settings.poolSize} clients)`,
+          '',
+          `The server runs at most DB_POOL_SIZE (${settings.poolSize}) statements at once, however many connections it serves; pgbench at ` +
+            `${Math.max(...settings.connections)} clients runs as many backends, which on ${m.cpus} cores take turns and contend for PostgreSQL's locks ` +
+            `rather than add throughput. The same scripts at ${settings.poolSize} clients give what PostgreSQL does with the statements at the ` +
+            'concurrency the server gives it:',
+          '',
+          table(['operation', `server req/s, ${Math.max(...settings.connections)} connections`, `pgbench tps, ${Math.max(...settings.connections)} clients`,
+            `pgbench tps, ${settings.poolSize} clients`, `server ÷ pgbench at ${settings.poolSize}`],
+          ceiling.map((r) => [LABELS[r.op], f(r.server, 0), f(r.high, 0), f(r.pooled, 0), f(r.ratio, 2)])),
+          ''
+        ]
+      : []),
     ...(figures.otherProtocol.size > 0
       ? [
           `### Parsing and planning (pgbench, ${low} clients)`,

@@ -415,6 +415,23 @@ async function main (): Promise<void> {
       }
     }
 
+    // pgbench at the server's own concurrency: the server never runs more than
+    // DB_POOL_SIZE statements at once, whatever the connections, where pgbench at
+    // 50 clients runs 50 backends on the machine's cores.
+    if (pgbenchAvailable && !options.connections.includes(options.poolSize)) {
+      for (const operation of OPERATIONS) {
+        step(`pgbench: ${LABELS[operation]} at ${options.poolSize} clients (DB_POOL_SIZE) for ${options.duration} s`)
+        try {
+          if (PER_CONNECTION.has(operation)) await refreshTags(benchUrl, dataset.normal)
+          const result = await runPgbench(pgbenchOptions(options.poolSize, scripts[operation].protocol), files[operation], options.duration)
+          pgbench.set(pgbenchKey(operation, options.poolSize), result)
+          step(`  ${result.tps.toFixed(0)} tps, latency ${result.latencyMs} ms${result.failed > 0 ? `, ${result.failed} failed` : ''}`)
+        } catch (error) {
+          step(`  ${(error as Error).message}`)
+        }
+      }
+    }
+
     // The same scripts in the other protocol: how much of PostgreSQL's work is
     // parsing and planning each statement anew (extended) rather than once per
     // connection (prepared).
