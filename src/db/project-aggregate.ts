@@ -77,7 +77,8 @@ export function subscriptionSources (lists: string, subscriptions: string): Subs
   }
 }
 
-const SUBSCRIPTION_TABLES = subscriptionSources('subscription_lists', 'subscriptions')
+/** The aggregate's subscriptions read from their tables. */
+export const SUBSCRIPTION_TABLES = subscriptionSources('subscription_lists', 'subscriptions')
 
 /**
  * The aggregate's columns that its child rows and the reader make: everything but

@@ -3,8 +3,11 @@
 // so a page costs the same however many notifications the others have received.
 // And what a change without If-Match is planned with: not the tag's aggregate,
 // which only a conditional change computes; a conditional change builds the
-// aggregate's children once, for the tag and the answer alike. The plans are those PostgreSQL (or
-// PGlite) makes for the very statements and parameters the app sent.
+// aggregate's children once, for the tag and the answer alike. A description
+// change looks up the people it notifies, not every person of the database. A
+// page of projects/list and projects/get read no more than their answer needs. The
+// plans are those PostgreSQL (or PGlite) makes for the very statements and
+// parameters the app sent.
 import t from 'tap'
 import { CompiledQuery, sql, type LogEvent } from 'kysely'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
