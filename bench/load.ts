@@ -80,7 +80,8 @@ function machineTicks (): { busy: number, total: number } | null {
   }
 }
 
-function processTicks (pid: number | string): number {
+/** User and system clock ticks a process has used (0 when it is gone). */
+export function processTicks (pid: number | string): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
     return Number(fields[11]) + Number(fields[12])
@@ -110,7 +111,7 @@ function backendTicksByPid (database: string, known = new Map<string, boolean>()
 }
 
 /** Clock ticks used by PostgreSQL backends serving this database. */
-function backendTicks (database: string): number {
+export function backendTicks (database: string): number {
   let ticks = 0
   for (const t of backendTicksByPid(database).values()) ticks += t
   return ticks
@@ -152,6 +153,11 @@ const TICKS_PER_SECOND = (() => {
   const hz = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout)
   return Number.isFinite(hz) && hz > 0 ? hz : 100
 })()
+
+/** Clock ticks of /proc's figures as milliseconds. */
+export function ticksToMs (ticks: number): number {
+  return (1000 * ticks) / TICKS_PER_SECOND
+}
 
 /**
  * The server's main thread (the event loop) from /proc/<pid>/schedstat: nanoseconds
@@ -270,17 +276,20 @@ async function currentTags (url: string, targets: readonly Target[]): Promise<Ma
 }
 
 /**
- * Waits until the server has been idle for 300 ms (at most 20 s): autocannon drops
- * its connections at the end of a run, but the server still finishes the requests
- * they had sent, which would otherwise weigh on the next run's first seconds.
+ * Waits until the server (or every process of `pids`) has been idle for 300 ms (at
+ * most 20 s): autocannon drops its connections at the end of a run, but the server
+ * still finishes the requests they had sent, which would otherwise weigh on the
+ * next run's first seconds.
  */
-async function quiet (pid: number): Promise<void> {
+export async function quiet (pids: number | readonly number[]): Promise<void> {
+  const all = typeof pids === 'number' ? [pids] : pids
+  const ticks = () => all.reduce((sum, pid) => sum + processTicks(pid), 0)
   const deadline = Date.now() + 20_000
-  let last = processTicks(pid)
+  let last = ticks()
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 300))
-    const now = processTicks(pid)
-    if (now - last <= TICKS_PER_SECOND * 0.3 * 0.05) return
+    const now = ticks()
+    if (now - last <= TICKS_PER_SECOND * 0.3 * 0.05 * all.length) return
     last = now
   }
 }

@@ -8,6 +8,7 @@ import type { LoadResult } from './load.js'
 import { LABELS, OPERATIONS, type OperationName } from './operations.js'
 import type { PgbenchResult, Script } from './pgbench.js'
 import { PARTS, type ProfiledRun } from './profile.js'
+import { redmineRatios, type RedmineFigures } from './redmine.js'
 import type { DatasetSize } from './seed.js'
 import type { WebhookFigures } from './webhooks.js'
 import { FLAGS } from './options.js'
@@ -98,6 +99,8 @@ export interface Figures {
   profiled: ProfiledRun[] | null
   statements: StatementStats
   webhooks: WebhookFigures | null
+  /** The rename beside Redmine's (bench/redmine.ts); a string says why it was not run. */
+  redmine: RedmineFigures | string
   embedded: LoadResult[]
   pgbench: Map<string, PgbenchResult>
   /** pgbench in the protocol the server does not use, at the lowest connection count. */
@@ -116,6 +119,9 @@ export interface SizeRun {
 }
 
 export const pgbenchKey = (operation: OperationName, clients: number) => `${operation}@${clients}`
+
+/** How many times Redmine's rename throughput this server's should reach at the highest connection count. */
+const REDMINE_TARGET = 15
 
 /** The server ÷ pgbench ratio the targets ask for at the highest connection count. */
 const RATIO_TARGET = 0.8
@@ -256,6 +262,17 @@ function targets (figures: Figures, settings: Settings): string[] {
     return text
   })
   lines.push(`large p50 ≤ 2× small (PostgreSQL, ${low} connections): ${sizeLine.join('; ')}`)
+  if (typeof figures.redmine !== 'string') {
+    const ratios = redmineRatios(figures.redmine)
+    const high = ratios.find((r) => r.connections === Math.max(...ratios.map((x) => x.connections)))
+    if (high) {
+      lines.push(`rename at ${high.connections} connections ≥ ${REDMINE_TARGET}× Redmine's: ${f(high.ratio, 1)}× (${verdict(high.ratio >= REDMINE_TARGET)}; ` +
+        `${f(high.ours, 0)} against ${f(high.redmine, 1)} req/s)` +
+        ratios.filter((r) => r !== high).map((r) => `; at ${r.connections} connections ${f(r.ratio, 1)}×`).join(''))
+    }
+  } else {
+    lines.push(`rename at ${Math.max(...settings.connections)} connections ≥ ${REDMINE_TARGET}× Redmine's: not measured (${figures.redmine})`)
+  }
   const rss = Math.max(...figures.postgres.map((r) => r.maxRssMb))
   const delayedRss = figures.delayed ? Math.max(...figures.delayed.results.map((r) => r.maxRssMb)) : null
   lines.push(`server RSS ≤ 200 MB: at most ${f(rss, 0)} MB on PostgreSQL (${verdict(rss <= 200)}; ${f(settings.idleRssMb.postgres, 0)} MB once ready, before any load` +
@@ -279,6 +296,38 @@ function targets (figures: Figures, settings: Settings): string[] {
     }).join(', '))
   }
   return lines
+}
+
+/** Each turn of the side-by-side with Redmine, then the means and their ratio. */
+function redmineTable (figures: Figures): { header: string[], rows: string[][] } | null {
+  if (typeof figures.redmine === 'string') return null
+  const rows: string[][] = []
+  const cpu = (app: number | null, backends: number | null) => `${f(app, 2)} + ${f(backends, 2)}`
+  for (const run of figures.redmine.runs) {
+    run.ours.forEach((o, i) => {
+      const r = run.redmine[i]
+      rows.push([String(run.connections), String(i + 1), f(o.rps, 0), `${f(o.p50, 0)} / ${f(o.p99, 0)}`, cpu(o.serverCpuMs, o.backendCpuMs),
+        f(r?.rps, 1), r ? `${f(r.p50, 0)} / ${f(r.p99, 0)}` : '–', r ? cpu(r.appCpuMs, r.backendCpuMs) : '–',
+        r ? String(r.non2xx + r.errors + r.timeouts) : '–', r ? f(o.rps / r.rps, 1) : '–'])
+    })
+  }
+  for (const r of redmineRatios(figures.redmine)) {
+    rows.push([String(r.connections), 'mean', f(r.ours, 0), '', '', f(r.redmine, 1), '', '', '', `**${f(r.ratio, 1)}**`])
+  }
+  return {
+    header: ['connections', 'turn', 'this server req/s', 'p50 / p99 ms', 'CPU ms/req: server + PostgreSQL', 'Redmine req/s', 'Redmine p50 / p99 ms',
+      'CPU ms/req: Redmine + PostgreSQL', 'Redmine failures', 'this server ÷ Redmine'],
+    rows
+  }
+}
+
+function redmineIntro (redmine: RedmineFigures): string {
+  return `The same rename on Redmine at ${redmine.url}, on the same machine and PostgreSQL server (bench/redmine.ts): ` +
+    '`PUT /projects/:id.json` with `{"project":{"name":…}}` and an administrator\'s API key, a random one of its ' +
+    `${redmine.projects} projects and a new name each time, answered 204 with no body; this server's rename answers the whole project. ` +
+    `The two take turns, ${redmine.seconds} s each, ${redmine.rounds} turns a side at each connection count, this server first. ` +
+    `Redmine's CPU is that of its processes (${redmine.processes.length > 0 ? redmine.processes.map((p) => `\`${p}\``).join(', ') : 'none found'}) ` +
+    'and of its database\'s backends.'
 }
 
 /** The delayed runs beside the direct ones. */
@@ -537,7 +586,7 @@ the bench recreates the database \`projects_bench\` there and leaves it in place
 It builds (\`npm run build\`), seeds, captures the SQL the server sends, drives \`node dist/src/server.js\` with
 autocannon (and measures its CPU at rest after the runs), replays the captured SQL with pgbench (at each connection count and at the server's DB_POOL_SIZE), does the same HTTP runs on the embedded database (PGlite),
 runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
-runs bench/webhooks.ts, and rewrites this file, keeping the previous run's figures below this one's.
+runs bench/webhooks.ts, renames projects beside a Redmine when one is given (bench/redmine.ts), and rewrites this file, keeping the previous run's figures below this one's.
 The default run takes about fifteen minutes on 2 cores.
 
 | option | default | meaning |
@@ -553,6 +602,8 @@ The default run takes about fifteen minutes on 2 cores.
 | \`BENCH_PGBENCH\` | pgbench | the pgbench binary; the pgbench columns stay empty when it is missing |
 | \`BENCH_DELAY_MS\` | 1 | the simulated network delay each way between the server and PostgreSQL in the delayed runs |
 | \`BENCH_WEBHOOK_*\` | | the webhook part's settings (see bench/webhooks.ts) |
+| \`BENCH_REDMINE_URL\`, \`BENCH_REDMINE_KEY\` | | a Redmine to rename projects on beside this server, and an administrator's API key (bench/redmine.ts; bench/redmine/setup.sh installs one); no side-by-side without them |
+| \`BENCH_REDMINE_DATABASE\`, \`BENCH_REDMINE_ROUNDS\` | redmine, 2 | Redmine's database on the same PostgreSQL server (for its backends' CPU), and the turns each side takes at each connection count |
 ${Object.entries(FLAGS).map(([flag, meaning]) => `| \`${flag}\` | | ${meaning} |`).join('\n')}
 
 Nothing here is asserted: the targets are printed beside the figures.
@@ -584,6 +635,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const low = Math.min(...settings.connections)
   const delayed = delayedTable(figures)
   const unkept = unkeptTable(figures)
+  const redmine = redmineTable(figures)
   const budget = budgetTable(figures, settings)
   const profile = profileTable(figures.profiled)
   const eventLoop = eventLoopTable(figures, settings)
@@ -602,6 +654,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       : []),
     ...(delayed ? ['', `Behind a simulated network delay (${figures.delayed!.delayMs} ms each way; SELECT 1 round trip ${f(figures.delayed!.roundTripMs.direct, 2)} ms direct, ${f(figures.delayed!.roundTripMs.proxied, 2)} ms through the proxy):`, textTable(delayed.header, delayed.rows)] : []),
     ...(unkept ? ['', 'The reads without the answers kept in memory (ANSWER_CACHE_MB=0):', textTable(unkept.header, unkept.rows)] : []),
+    ...(redmine ? ['', 'The rename beside Redmine\'s:', textTable(redmine.header, redmine.rows)] : []),
     '',
     ...cpuLines(figures, settings),
     ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
@@ -667,6 +720,11 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       ? [`### Behind a simulated network delay (${figures.delayed.delayMs} ms each way)`, '', delayedIntro(figures.delayed), '', table(delayed.header, delayed.rows), '']
       : ['### Behind a simulated network delay', '', 'Not run (--no-delay).', '']),
     ...(unkept ? ['### Reads without the answers kept in memory', '', UNKEPT_INTRO, '', table(unkept.header, unkept.rows), ''] : []),
+    '### Beside Redmine',
+    '',
+    ...(redmine && typeof figures.redmine !== 'string'
+      ? [redmineIntro(figures.redmine), '', table(redmine.header, redmine.rows), '']
+      : [`Not run: ${figures.redmine as string}.`, '']),
     '### Where the time goes',
     '',
     ...cpuLines(figures, settings),

@@ -33,13 +33,14 @@ import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
-import { idleCpuMsPerSecond, load, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
+import { idleCpuMsPerSecond, load, quiet, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { monotonicUs, profileRuns, type ProfiledRun, type Window } from './profile.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
+import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, type RedmineFigures, type RedmineRun } from './redmine.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 import { FLAGS, positive } from './options.js'
 
@@ -369,6 +370,50 @@ async function main (): Promise<void> {
       unkept = { results: run.results }
     }
 
+    // The rename beside Redmine's (bench/redmine.ts), on a server of its own: the
+    // statements counted above are the main runs' only.
+    let redmine: RedmineFigures | string = 'no Redmine given (BENCH_REDMINE_URL and BENCH_REDMINE_KEY; bench/redmine/setup.sh installs one)'
+    const redmineSettings = redmineOptions()
+    if (redmineSettings) {
+      try {
+        const ids = await redmineProjectIds(redmineSettings)
+        if (ids.length === 0) throw new Error('it has no project')
+        await checkRedmine(redmineSettings, ids[0]!)
+        const processes = redmineProcesses()
+        step(`Redmine at ${redmineSettings.url}: ${ids.length} projects, ${processes.length} puma processes`)
+        const server = await startServer({
+          entry,
+          logFile: path.join(tmp, 'server-redmine.log'),
+          env: { ...serverEnv(options.poolSize), DATABASE_URL: benchUrl }
+        })
+        servers.push(server)
+        const targets = dataset.normal
+        await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections: 10, seconds: options.warmup, database: DATABASE })
+        await redmineRename(redmineSettings, ids, 10, options.warmup)
+        const runs: RedmineFigures['runs'] = []
+        for (const connections of options.connections) {
+          const ours: LoadResult[] = []
+          const theirs: RedmineRun[] = []
+          for (let round = 1; round <= redmineSettings.rounds; round++) {
+            await quiet(processes.map((p) => p.pid))
+            const o = await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections, seconds: options.duration, database: DATABASE })
+            ours.push(o)
+            step(`  beside Redmine, turn ${round} at ${connections} connections: this server ${o.rps.toFixed(0)} req/s, p99 ${o.p99} ms`)
+            await quiet(server.pid)
+            const r = await redmineRename(redmineSettings, ids, connections, options.duration)
+            theirs.push(r)
+            step(`  Redmine ${r.rps.toFixed(1)} req/s, p99 ${r.p99} ms${r.non2xx + r.errors + r.timeouts > 0 ? `, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts` : ''}`)
+          }
+          runs.push({ connections, ours, redmine: theirs })
+        }
+        await server.stop()
+        redmine = { url: redmineSettings.url, projects: ids.length, processes: processes.map((p) => p.command), rounds: redmineSettings.rounds, seconds: options.duration, runs }
+      } catch (error) {
+        redmine = `Redmine at ${redmineSettings.url} failed: ${(error as Error).message}`
+        step(redmine)
+      }
+    }
+
     // Where the server's CPU goes: each operation again on a server run with
     // --cpu-prof, its profile cut into the runs (bench/profile.ts).
     let profiled: ProfiledRun[] | null = null
@@ -510,6 +555,7 @@ async function main (): Promise<void> {
       profiled,
       statements,
       webhooks,
+      redmine,
       embedded: embedded.results,
       pgbench,
       otherProtocol,
