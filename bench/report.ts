@@ -69,6 +69,8 @@ export interface Settings {
 /** The runs with PostgreSQL behind the delaying proxy (bench/proxy.ts). */
 export interface Delayed {
   delayMs: number
+  /** The server's DB_POOL_SIZE in the delayed runs. */
+  poolSize: number
   /** SELECT 1 on one connection, median, direct and through the proxy. */
   roundTripMs: { direct: number, proxied: number }
   results: LoadResult[]
@@ -228,6 +230,21 @@ function othersLine (figures: Figures): string {
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met')
 
 /** Each target beside the figure it is about. */
+/**
+ * What a missed p99 bound asks of throughput. With every connection always waiting
+ * on a request (a closed loop, as autocannon runs), the mean latency is the
+ * connections ÷ the req/s (Little's law), and the p99 is at least the mean: a p99
+ * under `boundMs` needs at least connections ÷ `boundMs` req/s, and more the more
+ * the latencies spread.
+ */
+function littlesLaw (r: LoadResult, boundMs: number): string {
+  const meanMs = (1000 * r.connections) / r.rps
+  const needed = (1000 * r.connections) / boundMs
+  return meanMs >= boundMs
+    ? `mean ${f(meanMs, 0)} ms at ${f(r.rps, 0)} req/s: under ${boundMs} ms needs more than ${f(needed, 0)} req/s`
+    : `mean ${f(meanMs, 1)} ms, p99 ${f(r.p99 / meanMs, 1)}× the mean`
+}
+
 function targets (figures: Figures, settings: Settings): string[] {
   const lines: string[] = []
   const high = Math.max(...settings.connections)
@@ -248,7 +265,7 @@ function targets (figures: Figures, settings: Settings): string[] {
   }
   lines.push(`p99 ≤ 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
     const pg = find(figures.postgres, op, low)
-    return pg && pg.requests > 0 ? `${LABELS[op]} ${f(pg.p99)} ms (${verdict(pg.p99 <= 25)})` : `${LABELS[op]} – (no answer in the run)`
+    return pg && pg.requests > 0 ? `${LABELS[op]} ${f(pg.p99)} ms (${verdict(pg.p99 <= 25)}${pg.p99 <= 25 ? '' : `; ${littlesLaw(pg, 25)}`})` : `${LABELS[op]} – (no answer in the run)`
   }).join(', '))
   const sizes = figures.sizes.postgres
   const sizeLine = (['get', 'update_name'] as const).map((op) => {
@@ -292,7 +309,7 @@ function targets (figures: Figures, settings: Settings): string[] {
     lines.push(`embedded ≥ 0.5 of PostgreSQL req/s: ${parts.join(', ')}`)
     lines.push(`embedded p99 < 500 ms at ${high} connections: ` + OPERATIONS.map((op) => {
       const em = find(figures.embedded, op, high)
-      return em && em.requests > 0 ? `${LABELS[op]} ${f(em.p99)} ms (${verdict(em.p99 < 500)})` : `${LABELS[op]} – (no answer in the run)`
+      return em && em.requests > 0 ? `${LABELS[op]} ${f(em.p99)} ms (${verdict(em.p99 < 500)}${em.p99 < 500 ? '' : `; ${littlesLaw(em, 500)}`})` : `${LABELS[op]} – (no answer in the run)`
     }).join(', '))
   }
   return lines
@@ -368,7 +385,8 @@ function delayedIntro (delayed: Delayed): string {
   return `PostgreSQL behind a TCP proxy (bench/proxy.ts, its own process) that holds every chunk ${delayed.delayMs} ms in each direction, ` +
     `as a database across a network would: a \`SELECT 1\` round trip took ${f(delayed.roundTripMs.direct, 2)} ms direct and ` +
     `${f(delayed.roundTripMs.proxied, 2)} ms through it (median of 200; the timers add a little to the delay asked for). ` +
-    'Each round trip a request makes to the database costs that much more; the server keeps DB_POOL_SIZE connections, so at most that many requests wait on the network at once.'
+    `Each round trip a request makes to the database costs that much more; the server keeps DB_POOL_SIZE connections, so at most that many requests wait on the network at once: ` +
+    `${delayed.poolSize} here (BENCH_DELAYED_POOL_SIZE), as a database across a network needs more connections than one on the same cores to stay busy through the round trips.`
 }
 
 /** Where the time goes: CPU per request, and the top statements if pg_stat_statements is loaded. */
@@ -595,7 +613,8 @@ The default run takes about fifteen minutes on 2 cores.
 | \`BENCH_DURATION\` | 8 | seconds per measured run (autocannon and pgbench) |
 | \`BENCH_SHORT_DURATION\` | 4 | seconds per small-vs-large run |
 | \`BENCH_WARMUP\` | 2 | seconds of unrecorded load per operation after each server start |
-| \`BENCH_POOL_SIZE\` | 8 | the server's \`DB_POOL_SIZE\` (about 4 per core; see bench/run.ts) |
+| \`BENCH_POOL_SIZE\` | 4 | the server's \`DB_POOL_SIZE\` (about 2 per core of the machine the server, PostgreSQL and the load generator share; see bench/run.ts) |
+| \`BENCH_DELAYED_POOL_SIZE\` | 8 | the server's \`DB_POOL_SIZE\` in the runs behind the simulated network delay |
 | \`BENCH_CONNECTIONS\` | 50,10 | HTTP connections and pgbench clients per run |
 | \`BENCH_PROJECTS\` | 1000 | normal projects (PostgreSQL) |
 | \`BENCH_EMBEDDED_PROJECTS\` | 1000 | normal projects (embedded) |

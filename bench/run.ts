@@ -3,7 +3,8 @@
 // replays the captured SQL with pgbench for PostgreSQL's own ceiling, runs the main
 // operations again with PostgreSQL behind a delaying proxy (bench/proxy.ts), does the
 // same HTTP runs on the embedded database (PGlite), measures webhooks
-// (bench/webhooks.ts), and writes bench/RESULTS.md, the previous run's figures kept below.
+// (bench/webhooks.ts), renames projects beside a Redmine when one is given
+// (bench/redmine.ts), and writes bench/RESULTS.md, the previous run's figures kept below.
 //
 // Options (environment):
 //   DATABASE_URL            PostgreSQL server to use; the bench (re)creates the database
@@ -12,13 +13,15 @@
 //   BENCH_DURATION          seconds per measured run (default 8)
 //   BENCH_SHORT_DURATION    seconds per small-vs-large run (default 4)
 //   BENCH_WARMUP            seconds of unrecorded load per operation after a server start (default 2)
-//   BENCH_POOL_SIZE         the server's DB_POOL_SIZE (default 8, see DEFAULT_POOL_SIZE)
+//   BENCH_POOL_SIZE         the server's DB_POOL_SIZE (default 4, see DEFAULT_POOL_SIZE)
+//   BENCH_DELAYED_POOL_SIZE its DB_POOL_SIZE behind the simulated network delay (default 8)
 //   BENCH_CONNECTIONS       comma-separated connection counts (default 50,10)
 //   BENCH_PROJECTS          normal projects on PostgreSQL (default 1000)
 //   BENCH_EMBEDDED_PROJECTS normal projects on the embedded database (default 1000)
 //   BENCH_PGBENCH           pgbench binary (default pgbench)
 //   BENCH_DELAY_MS          the simulated network delay each way between the server and
 //                           PostgreSQL for the delayed runs (default 1; bench/proxy.ts)
+//   BENCH_REDMINE_*         the Redmine to rename projects on beside this server (bench/redmine.ts)
 // Flags (npm run bench -- <flags>): FLAGS in bench/options.ts.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -48,14 +51,23 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
 const DATABASE = 'projects_bench'
 
-// Two cores run both the single-threaded server and PostgreSQL. A request holds a
-// connection only while its statements travel and run, so a few per core keep
-// PostgreSQL busy through the round trips and WAL flushes; more only queue inside
-// PostgreSQL on two cores. Measured on this machine: 2 left PostgreSQL idle
-// (about half the throughput), 4-10 were within noise of each other, and 16-32
-// gave no more throughput but a worse p99 at 50 connections.
-const DEFAULT_POOL_SIZE = 8
-const POOL_SIZE_WHY = 'about 4 per core: enough to overlap the round trips and WAL flushes, few enough that 2 cores do not queue backends'
+// Two cores run the single-threaded server, PostgreSQL and the load generator. A
+// request holds a connection only while its statements travel and run, so a couple
+// per core keep PostgreSQL busy through the round trips and WAL flushes; more only
+// add backends that take turns on the two cores, preempting one another in the
+// middle of statements. Measured on an AMD EPYC of 2 cores, 8 s runs taking turns
+// (2026-11-26): at 10 connections 4 or 3 connections gave the rename 1.1-1.7 times
+// 8's throughput and a p99 of 31-37 ms against 40-70, projects/get a p99 of 25-28 ms
+// against 27-38, and the conditional rename, notifications/list and the description
+// with mentions as much or more (mentions at 50 connections: p99 303-312 ms against
+// 327-598); PostgreSQL's CPU per request fell 10-25 %. 3 was noisier than 4 on a
+// page of projects. An earlier machine found 2 too few and 4-10 alike.
+const DEFAULT_POOL_SIZE = 4
+const POOL_SIZE_WHY = 'about 2 per core: enough to overlap the round trips and WAL flushes, few enough that backends do not take turns on the 2 cores'
+// Behind the simulated network delay a statement's connection waits a round trip
+// (about 3 ms through the proxy) for every 1-2 ms of PostgreSQL's work, so keeping
+// the database busy takes more connections, as it would across a real network.
+const DEFAULT_DELAYED_POOL_SIZE = 8
 
 const flags = new Set(process.argv.slice(2))
 for (const flag of flags) {
@@ -69,6 +81,7 @@ const options = {
   shortDuration: Math.round(positive('BENCH_SHORT_DURATION', 4)),
   warmup: Math.round(positive('BENCH_WARMUP', 2)),
   poolSize: Math.round(positive('BENCH_POOL_SIZE', DEFAULT_POOL_SIZE)),
+  delayedPoolSize: Math.round(positive('BENCH_DELAYED_POOL_SIZE', DEFAULT_DELAYED_POOL_SIZE)),
   connections: (process.env.BENCH_CONNECTIONS || '50,10').split(',').map((c) => Math.round(Number(c))).filter((c) => c > 0),
   projects: Math.round(positive('BENCH_PROJECTS', DEFAULT_SIZE.projects)),
   embeddedProjects: Math.round(positive('BENCH_EMBEDDED_PROJECTS', DEFAULT_SIZE.projects)),
@@ -345,12 +358,12 @@ async function main (): Promise<void> {
         const server = await startServer({
           entry,
           logFile: path.join(tmp, 'server-delayed.log'),
-          env: { ...serverEnv(options.poolSize), DATABASE_URL: proxied.toString() }
+          env: { ...serverEnv(options.delayedPoolSize), DATABASE_URL: proxied.toString() }
         })
         servers.push(server)
         const run = await drive(server, dataset, `PostgreSQL +${options.delayMs} ms each way`, DATABASE, DELAYED_OPERATIONS, false)
         await server.stop()
-        delayed = { delayMs: options.delayMs, roundTripMs: { direct, proxied: through }, results: run.results }
+        delayed = { delayMs: options.delayMs, poolSize: options.delayedPoolSize, roundTripMs: { direct, proxied: through }, results: run.results }
       } finally {
         await proxy.stop()
       }
