@@ -30,11 +30,12 @@ export interface RedmineOptions {
 }
 
 /** The side-by-side's settings, or null when BENCH_REDMINE_URL or BENCH_REDMINE_KEY is missing. */
-export function redmineOptions (env: NodeJS.ProcessEnv = process.env): RedmineOptions | null {
+export function redmineOptions (): RedmineOptions | null {
+  const env = process.env
   const url = env.BENCH_REDMINE_URL?.replace(/\/+$/, '')
   const key = env.BENCH_REDMINE_KEY
   if (url === undefined || url === '' || key === undefined || key === '') return null
-  return { url, key, database: env.BENCH_REDMINE_DATABASE ?? 'redmine', rounds: positive('BENCH_REDMINE_ROUNDS', 2) }
+  return { url, key, database: env.BENCH_REDMINE_DATABASE ?? 'redmine', rounds: Math.round(positive('BENCH_REDMINE_ROUNDS', 2)) }
 }
 
 /** One autocannon run of Redmine's rename. */

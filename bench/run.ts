@@ -55,7 +55,7 @@ const DATABASE = 'projects_bench'
 // request holds a connection only while its statements travel and run, so a couple
 // per core keep PostgreSQL busy through the round trips and WAL flushes; more only
 // add backends that take turns on the two cores, preempting one another in the
-// middle of statements. Measured on an AMD EPYC of 2 cores, 8 s runs taking turns
+// middle of statements. Measured on an Intel Xeon of 2 cores, 8 s runs taking turns
 // (2026-11-26): at 10 connections 4 or 3 connections gave the rename 1.1-1.7 times
 // 8's throughput and a p99 of 31-37 ms against 40-70, projects/get a p99 of 25-28 ms
 // against 27-38, and the conditional rename, notifications/list and the description
