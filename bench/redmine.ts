@@ -38,16 +38,8 @@ export function redmineOptions (): RedmineOptions | null {
   return { url, key, database: env.BENCH_REDMINE_DATABASE ?? 'redmine', rounds: Math.round(positive('BENCH_REDMINE_ROUNDS', 2)) }
 }
 
-/** One autocannon run of Redmine's rename. */
-export interface RedmineRun {
-  connections: number
-  requests: number
-  rps: number
-  p50: number
-  p99: number
-  non2xx: number
-  errors: number
-  timeouts: number
+/** One autocannon run of Redmine's rename: the figures a run of this server has, but for its CPU. */
+export interface RedmineRun extends Pick<LoadResult, 'connections' | 'requests' | 'rps' | 'p50' | 'p99' | 'non2xx' | 'errors' | 'timeouts'> {
   /** CPU ms per request of Redmine's processes (puma's master and workers) and of its database's backends; null when not found. */
   appCpuMs: number | null
   backendCpuMs: number | null
