@@ -229,7 +229,6 @@ function othersLine (figures: Figures): string {
 
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met')
 
-/** Each target beside the figure it is about. */
 /**
  * What a missed p99 bound asks of throughput. With every connection always waiting
  * on a request (a closed loop, as autocannon runs), the mean latency is the
@@ -245,6 +244,7 @@ function littlesLaw (r: LoadResult, boundMs: number): string {
     : `mean ${f(meanMs, 1)} ms, p99 ${f(r.p99 / meanMs, 1)}× the mean`
 }
 
+/** Each target beside the figure it is about. */
 function targets (figures: Figures, settings: Settings): string[] {
   const lines: string[] = []
   const high = Math.max(...settings.connections)
@@ -281,14 +281,14 @@ function targets (figures: Figures, settings: Settings): string[] {
   lines.push(`large p50 ≤ 2× small (PostgreSQL, ${low} connections): ${sizeLine.join('; ')}`)
   if (typeof figures.redmine !== 'string') {
     const ratios = redmineRatios(figures.redmine)
-    const high = ratios.find((r) => r.connections === Math.max(...ratios.map((x) => x.connections)))
-    if (high) {
-      lines.push(`rename at ${high.connections} connections ≥ ${REDMINE_TARGET}× Redmine's: ${f(high.ratio, 1)}× (${verdict(high.ratio >= REDMINE_TARGET)}; ` +
-        `${f(high.ours, 0)} against ${f(high.redmine, 1)} req/s)` +
-        ratios.filter((r) => r !== high).map((r) => `; at ${r.connections} connections ${f(r.ratio, 1)}×`).join(''))
+    const top = ratios.find((r) => r.connections === high)
+    if (top) {
+      lines.push(`rename at ${high} connections ≥ ${REDMINE_TARGET}× Redmine's: ${f(top.ratio, 1)}× (${verdict(top.ratio >= REDMINE_TARGET)}; ` +
+        `${f(top.ours, 0)} against ${f(top.redmine, 1)} req/s)` +
+        ratios.filter((r) => r !== top).map((r) => `; at ${r.connections} connections ${f(r.ratio, 1)}×`).join(''))
     }
   } else {
-    lines.push(`rename at ${Math.max(...settings.connections)} connections ≥ ${REDMINE_TARGET}× Redmine's: not measured (${figures.redmine})`)
+    lines.push(`rename at ${high} connections ≥ ${REDMINE_TARGET}× Redmine's: not measured (${figures.redmine})`)
   }
   const rss = Math.max(...figures.postgres.map((r) => r.maxRssMb))
   const delayedRss = figures.delayed ? Math.max(...figures.delayed.results.map((r) => r.maxRssMb)) : null

@@ -456,11 +456,15 @@ async function main (): Promise<void> {
       step(profiled === null ? '  the server wrote no profile' : `  profile read: ${profiled.length} runs`)
     }
 
+    // pgbench at each connection count, and at the server's own concurrency: the
+    // server never runs more than DB_POOL_SIZE statements at once, whatever the
+    // connections, where pgbench at 50 clients runs 50 backends on the machine's cores.
     const pgbench = new Map<string, PgbenchResult>()
+    const pgbenchClients = options.connections.includes(options.poolSize) ? options.connections : [...options.connections, options.poolSize]
     if (pgbenchAvailable) {
       for (const operation of OPERATIONS) {
-        for (const clients of options.connections) {
-          step(`pgbench: ${LABELS[operation]} at ${clients} clients for ${options.duration} s`)
+        for (const clients of pgbenchClients) {
+          step(`pgbench: ${LABELS[operation]} at ${clients} clients${clients === options.poolSize ? ' (DB_POOL_SIZE)' : ''} for ${options.duration} s`)
           try {
             if (PER_CONNECTION.has(operation)) await refreshTags(benchUrl, dataset.normal)
             const result = await runPgbench(pgbenchOptions(clients, scripts[operation].protocol), files[operation], options.duration)
@@ -469,23 +473,6 @@ async function main (): Promise<void> {
           } catch (error) {
             step(`  ${(error as Error).message}`)
           }
-        }
-      }
-    }
-
-    // pgbench at the server's own concurrency: the server never runs more than
-    // DB_POOL_SIZE statements at once, whatever the connections, where pgbench at
-    // 50 clients runs 50 backends on the machine's cores.
-    if (pgbenchAvailable && !options.connections.includes(options.poolSize)) {
-      for (const operation of OPERATIONS) {
-        step(`pgbench: ${LABELS[operation]} at ${options.poolSize} clients (DB_POOL_SIZE) for ${options.duration} s`)
-        try {
-          if (PER_CONNECTION.has(operation)) await refreshTags(benchUrl, dataset.normal)
-          const result = await runPgbench(pgbenchOptions(options.poolSize, scripts[operation].protocol), files[operation], options.duration)
-          pgbench.set(pgbenchKey(operation, options.poolSize), result)
-          step(`  ${result.tps.toFixed(0)} tps, latency ${result.latencyMs} ms${result.failed > 0 ? `, ${result.failed} failed` : ''}`)
-        } catch (error) {
-          step(`  ${(error as Error).message}`)
         }
       }
     }
