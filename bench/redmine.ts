@@ -4,6 +4,11 @@
 // that a slow spell of the machine weighs on both. Redmine's rename is
 // `PUT /projects/:id.json` with `{"project":{"name":…}}`, answered 204 with no
 // body; this server's is projects/update_name, which answers the whole project.
+// Before the recorded turns each side has one unrecorded turn at the highest
+// connection count: a server's CPU per rename still falls over its first turns
+// (JIT, the pool, PostgreSQL's pages), and so may Redmine's. When PostgreSQL loads
+// pg_stat_statements, Redmine's costliest statements over its recorded turns are
+// read too, per rename: what its rename does in the database.
 //
 // Off unless BENCH_REDMINE_URL and BENCH_REDMINE_KEY are set; bench/redmine/setup.sh
 // installs one from Debian's packages (puma, 2 workers, on port 3000) with 1,000
@@ -17,6 +22,7 @@
 //   BENCH_REDMINE_ROUNDS    turns each side takes at each connection count (default 2)
 import { readdirSync, readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
+import pg from 'pg'
 import { request } from 'undici'
 import { backendTicks, processTicks, ticksToMs, type LoadResult } from './load.js'
 import { NAME_PREFIX, newName } from './operations.js'
@@ -55,6 +61,18 @@ export interface RedmineFigures {
   seconds: number
   /** At each connection count, this server's runs and Redmine's, in the order they took turns. */
   runs: Array<{ connections: number, ours: LoadResult[], redmine: RedmineRun[] }>
+  /** Redmine's costliest statements over its recorded turns (pg_stat_statements), or why they are not known. */
+  statements: RedmineStatement[] | string
+}
+
+/** One statement Redmine ran during its recorded turns, per rename it answered. */
+export interface RedmineStatement {
+  perRename: number
+  meanMs: number
+  rowsPerCall: number
+  /** Its share of the execution time of all Redmine's statements in those turns, in percent. */
+  sharePercent: number
+  query: string
 }
 
 const headers = (options: RedmineOptions) => ({ 'content-type': 'application/json', 'x-redmine-api-key': options.key })
@@ -134,6 +152,48 @@ export async function redmineRename (options: RedmineOptions, ids: readonly numb
     timeouts: result.timeouts,
     appCpuMs: pids.length === 0 || requests === 0 ? null : ticksToMs(after.app - before.app) / requests,
     backendCpuMs: requests === 0 ? null : ticksToMs(after.backends - before.backends) / requests
+  }
+}
+
+/**
+ * pg_stat_statements for Redmine's database only (the bench's own figures are left
+ * alone): reset before Redmine's recorded turns, read after them. `url` reaches a
+ * database where the extension is installed; null when PostgreSQL does not load it.
+ */
+export async function redmineStatements (url: string, options: RedmineOptions, action: 'reset'): Promise<string | null>
+export async function redmineStatements (url: string, options: RedmineOptions, action: 'read', answered: number): Promise<RedmineStatement[] | string>
+export async function redmineStatements (url: string, options: RedmineOptions, action: 'reset' | 'read', answered = 0): Promise<RedmineStatement[] | string | null> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows: [preload] } = await client.query<{ v: string }>("SELECT current_setting('shared_preload_libraries') AS v")
+    if (!preload!.v.split(',').map((l) => l.trim()).includes('pg_stat_statements')) return 'pg_stat_statements is not loaded'
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    const dbid = '(SELECT oid FROM pg_database WHERE datname = $1)'
+    if (action === 'reset') {
+      await client.query(`SELECT pg_stat_statements_reset(0, ${dbid}, 0)`, [options.database])
+      return null
+    }
+    const { rows } = await client.query<{ calls: string, mean: number, rows: string, share: number, query: string }>(
+      `SELECT calls, mean_exec_time AS mean, rows, 100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0) AS share, query
+       FROM pg_stat_statements WHERE dbid = ${dbid} ORDER BY total_exec_time DESC LIMIT 5`, [options.database])
+    // The renames Redmine made: its update of a project's name, once each. Requests
+    // still in flight when a turn ends are made after autocannon stops counting.
+    const { rows: [made] } = await client.query<{ calls: string | null }>(
+      `SELECT sum(calls) AS calls FROM pg_stat_statements WHERE dbid = ${dbid} AND query LIKE 'UPDATE "projects" SET "name" = %'`, [options.database])
+    const renames = Number(made?.calls ?? 0) || answered
+    if (renames === 0 || rows.length === 0) return 'no statement of Redmine\'s was counted'
+    return rows.map((r) => ({
+      perRename: Number(r.calls) / renames,
+      meanMs: r.mean,
+      rowsPerCall: Number(r.rows) / Number(r.calls),
+      sharePercent: r.share ?? 0,
+      query: r.query.replace(/\s+/g, ' ')
+    }))
+  } catch (error) {
+    return `pg_stat_statements could not be read: ${(error as Error).message}`
+  } finally {
+    await client.end()
   }
 }
 

@@ -338,11 +338,25 @@ function redmineTable (figures: Figures): { header: string[], rows: string[][] }
   }
 }
 
+/** Redmine's costliest statements per rename, or why they are not known. */
+function redmineStatementLines (redmine: RedmineFigures): string[] {
+  if (typeof redmine.statements === 'string') return [`Redmine's statements: not read (${redmine.statements}).`]
+  const rows = redmine.statements.map((s) => [f(s.perRename, 2), f(s.meanMs, 3), f(s.rowsPerCall, 0), f(s.sharePercent, 1),
+    `\`${(s.query.length > 110 ? `${s.query.slice(0, 110)}…` : s.query).replaceAll('|', '\\|')}\``])
+  return [
+    'What Redmine\'s rename does in PostgreSQL: its costliest statements over its recorded turns (pg_stat_statements on its database), ' +
+      'per rename (the renames counted by its update of the project\'s name). A mean includes the time a statement waited for a lock.',
+    '',
+    table(['per rename', 'mean ms', 'rows per call', '% of its statements\' time', 'statement'], rows)
+  ]
+}
+
 function redmineIntro (redmine: RedmineFigures): string {
   return `The same rename on Redmine at ${redmine.url}, on the same machine and PostgreSQL server (bench/redmine.ts): ` +
     '`PUT /projects/:id.json` with `{"project":{"name":…}}` and an administrator\'s API key, a random one of its ' +
     `${redmine.projects} projects and a new name each time, answered 204 with no body; this server's rename answers the whole project. ` +
-    `The two take turns, ${redmine.seconds} s each, ${redmine.rounds} turns a side at each connection count, this server first. ` +
+    `The two take turns, ${redmine.seconds} s each, ${redmine.rounds} turns a side at each connection count, this server first, ` +
+    `after one unrecorded turn a side at the highest connection count. ` +
     `Redmine's CPU is that of its processes (${redmine.processes.length > 0 ? redmine.processes.map((p) => `\`${p}\``).join(', ') : 'none found'}) ` +
     'and of its database\'s backends.'
 }
@@ -742,7 +756,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '### Beside Redmine',
     '',
     ...(redmine && typeof figures.redmine !== 'string'
-      ? [redmineIntro(figures.redmine), '', table(redmine.header, redmine.rows), '']
+      ? [redmineIntro(figures.redmine), '', table(redmine.header, redmine.rows), '', ...redmineStatementLines(figures.redmine), '']
       : [`Not run: ${figures.redmine as string}.`, '']),
     '### Where the time goes',
     '',

@@ -43,7 +43,7 @@ import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { monotonicUs, profileRuns, type ProfiledRun, type Window } from './profile.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
-import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, type RedmineFigures, type RedmineRun } from './redmine.js'
+import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, redmineStatements, type RedmineFigures, type RedmineRun } from './redmine.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 import { FLAGS, positive } from './options.js'
 
@@ -401,8 +401,13 @@ async function main (): Promise<void> {
         })
         servers.push(server)
         const targets = dataset.normal
-        await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections: 10, seconds: options.warmup, database: DATABASE })
-        await redmineRename(redmineSettings, ids, 10, options.warmup)
+        // One unrecorded turn a side at the highest connection count (bench/redmine.ts).
+        const high = Math.max(...options.connections)
+        step(`  warm-up turns at ${high} connections, ${options.duration} s a side`)
+        await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections: high, seconds: options.duration, database: DATABASE })
+        await quiet(server.pid)
+        await redmineRename(redmineSettings, ids, high, options.duration)
+        const reset = await redmineStatements(benchUrl, redmineSettings, 'reset')
         const runs: RedmineFigures['runs'] = []
         for (const connections of options.connections) {
           const ours: LoadResult[] = []
@@ -420,7 +425,10 @@ async function main (): Promise<void> {
           runs.push({ connections, ours, redmine: theirs })
         }
         await server.stop()
-        redmine = { url: redmineSettings.url, projects: ids.length, processes: processes.map((p) => p.command), rounds: redmineSettings.rounds, seconds: options.duration, runs }
+        await quiet(processes.map((p) => p.pid))
+        const answered = runs.reduce((sum, run) => sum + run.redmine.reduce((n, r) => n + r.requests, 0), 0)
+        const statements = reset ?? await redmineStatements(benchUrl, redmineSettings, 'read', answered)
+        redmine = { url: redmineSettings.url, projects: ids.length, processes: processes.map((p) => p.command), rounds: redmineSettings.rounds, seconds: options.duration, runs, statements }
       } catch (error) {
         redmine = `Redmine at ${redmineSettings.url} failed: ${(error as Error).message}`
         step(redmine)
