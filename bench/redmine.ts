@@ -19,7 +19,7 @@
 //   BENCH_REDMINE_KEY       an administrator's API key (REST API enabled)
 //   BENCH_REDMINE_DATABASE  the database Redmine uses on the same PostgreSQL server (default redmine),
 //                           for the CPU of its backends
-//   BENCH_REDMINE_ROUNDS    turns each side takes at each connection count (default 2)
+//   BENCH_REDMINE_ROUNDS    turns each side takes at each connection count (default 3)
 import { readdirSync, readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import pg from 'pg'
@@ -41,7 +41,7 @@ export function redmineOptions (): RedmineOptions | null {
   const url = env.BENCH_REDMINE_URL?.replace(/\/+$/, '')
   const key = env.BENCH_REDMINE_KEY
   if (url === undefined || url === '' || key === undefined || key === '') return null
-  return { url, key, database: env.BENCH_REDMINE_DATABASE ?? 'redmine', rounds: Math.round(positive('BENCH_REDMINE_ROUNDS', 2)) }
+  return { url, key, database: env.BENCH_REDMINE_DATABASE ?? 'redmine', rounds: Math.round(positive('BENCH_REDMINE_ROUNDS', 3)) }
 }
 
 /** One autocannon run of Redmine's rename: the figures a run of this server has, but for its CPU. */
