@@ -614,10 +614,11 @@ function sizeLine (size: DatasetSize): string {
 export const HOW_TO_RUN = `# Benchmarks
 
 How to run: \`npm run bench\` (PostgreSQL at \`DATABASE_URL\`, else postgres://postgres@127.0.0.1:5432/postgres;
-the bench recreates the database \`projects_bench\` there and leaves it in place afterwards).
-It builds (\`npm run build\`), seeds, captures the SQL the server sends, drives \`node dist/src/server.js\` with
-autocannon (and measures its CPU at rest after the runs), replays the captured SQL with pgbench (at each connection count and at the server's DB_POOL_SIZE), does the same HTTP runs on the embedded database (PGlite),
-runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
+the bench recreates the database \`projects_bench\` there and leaves it in place afterwards; pgbench works in a copy, \`projects_bench_replay\`, dropped at the end).
+It builds (\`npm run build\`), seeds PostgreSQL and the embedded database (PGlite), captures the SQL the server sends, then takes each operation in turn:
+drives \`node dist/src/server.js\` on PostgreSQL with autocannon, replays the captured SQL with pgbench (at each connection count and at the server's DB_POOL_SIZE),
+and drives the same build on the embedded database, so that the figures each ratio compares come from the same minutes (it measures both servers' CPU at rest after the runs).
+It then runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
 runs bench/webhooks.ts, renames projects beside a Redmine when one is given (bench/redmine.ts), and rewrites this file, keeping the previous run's figures below this one's.
 The default run takes about fifteen minutes on 2 cores.
 
@@ -812,7 +813,9 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       `On ${m.cpus} cores, backends beyond a few per core take turns rather than add throughput. ` +
       'Each pgbench transaction also reads its target from `bench_targets`.',
     '- Autocannon, the server and PostgreSQL share the same CPUs, so every figure here is for all three on one machine.',
-    '- Runs go in the table\'s order, and every description change adds notifications (about 100 each on the projects with long lists), ' +
+    '- Runs go in the table\'s order, each operation on PostgreSQL, then pgbench\'s replay of it (in a copy of the database made before any run, ' +
+      '`projects_bench_replay`, so that pg_stat_statements counts the server\'s statements alone), then on the embedded database; the server not being driven ' +
+      'stays up and idle. Every description change adds notifications (about 100 each on the projects with long lists), ' +
       'so the notifications table grows through the run; the readers\' inboxes do not.',
     ...(figures.embedded.length > 0
       ? ['- The embedded database (PGlite) runs in a thread of the server\'s process, one statement at a time: its figures are ' +

@@ -1,14 +1,16 @@
-// npm run bench: builds, seeds a realistic dataset into PostgreSQL, captures the SQL
-// the server sends for each operation, drives the production build with autocannon,
-// replays the captured SQL with pgbench for PostgreSQL's own ceiling, runs the main
-// operations again with PostgreSQL behind a delaying proxy (bench/proxy.ts), does the
-// same HTTP runs on the embedded database (PGlite), measures webhooks
+// npm run bench: builds, seeds a realistic dataset into PostgreSQL and the embedded
+// database (PGlite), captures the SQL the server sends for each operation, then takes
+// each operation in turn: drives the production build on PostgreSQL with autocannon,
+// replays the captured SQL with pgbench for PostgreSQL's own ceiling (in a copy of the
+// database), and drives the build on the embedded database. It then runs the main
+// operations again with PostgreSQL behind a delaying proxy (bench/proxy.ts), measures webhooks
 // (bench/webhooks.ts), renames projects beside a Redmine when one is given
 // (bench/redmine.ts), and writes bench/RESULTS.md, the previous run's figures kept below.
 //
 // Options (environment):
 //   DATABASE_URL            PostgreSQL server to use; the bench (re)creates the database
-//                           projects_bench on it and leaves it there afterwards
+//                           projects_bench on it and leaves it there afterwards (pgbench
+//                           works in a copy, projects_bench_replay, dropped at the end)
 //                           (default postgres://postgres@127.0.0.1:5432/postgres)
 //   BENCH_DURATION          seconds per measured run (default 8)
 //   BENCH_SHORT_DURATION    seconds per small-vs-large run (default 4)
@@ -50,6 +52,10 @@ import { FLAGS, positive } from './options.js'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = fileURLToPath(new URL('./RESULTS.md', import.meta.url))
 const DATABASE = 'projects_bench'
+// pgbench replays the captured statements in a copy of the seeded database, made
+// before any run: pg_stat_statements then counts the server's statements alone
+// (it keeps them by database), and the replay's writes never reach the server's data.
+const REPLAY_DATABASE = `${DATABASE}_replay`
 
 // Two cores run the single-threaded server, PostgreSQL and the load generator. A
 // request holds a connection only while its statements travel and run, so a couple
@@ -123,6 +129,7 @@ async function recreateDatabase (url: string): Promise<string> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
+    await client.query(`DROP DATABASE IF EXISTS ${REPLAY_DATABASE} WITH (FORCE)`)
     await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
     await client.query(`CREATE DATABASE ${DATABASE}`)
     const { rows } = await client.query<{ version: string }>('SELECT version()')
@@ -132,11 +139,23 @@ async function recreateDatabase (url: string): Promise<string> {
   }
 }
 
-async function dropDatabase (url: string): Promise<void> {
+async function dropDatabase (url: string, database: string): Promise<void> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  } finally {
+    await client.end()
+  }
+}
+
+/** The replay's copy of the seeded database (nothing may be connected to it meanwhile). */
+async function copyDatabase (url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${REPLAY_DATABASE} WITH (FORCE)`)
+    await client.query(`CREATE DATABASE ${REPLAY_DATABASE} TEMPLATE ${DATABASE}`)
   } finally {
     await client.end()
   }
@@ -207,43 +226,53 @@ async function count (db: Db, table: string): Promise<number> {
   return Number(result.rows[0]!.n)
 }
 
-/** Warm-up, the measured runs at each connection count, then (sizes) the small-vs-large runs. */
-async function drive (server: Server, dataset: Dataset, where: string, database: string | null,
-  operations: readonly OperationName[] = OPERATIONS, withSizes = true): Promise<{ results: LoadResult[], sizes: SizeRun[], all: LoadResult[] }> {
-  const { normal, large } = dataset
-  // Every run, warm-ups included: what the server was asked in all.
+/** Unrecorded load on each operation after a server start: what it was asked is counted too. */
+async function warm (server: Server, dataset: Dataset, database: string | null, operations: readonly OperationName[]): Promise<LoadResult[]> {
   const all: LoadResult[] = []
   for (const operation of operations) {
     all.push(await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections: 10, seconds: options.warmup, database }))
   }
+  return all
+}
+
+/** The measured runs of one operation, at each connection count. */
+async function measure (server: Server, dataset: Dataset, where: string, database: string | null, operation: OperationName): Promise<LoadResult[]> {
   const results: LoadResult[] = []
-  for (const operation of operations) {
-    const targets = dataset[TARGET_SETS[operation]]
-    for (const connections of options.connections) {
-      step(`${where}: ${LABELS[operation]} at ${connections} connections for ${options.duration} s`)
-      const result = await load({ url: server.url, pid: server.pid, operation, targets, connections, seconds: options.duration, database })
-      step(`  ${describe(result)}`)
-      results.push(result)
-      all.push(result)
-    }
+  for (const connections of options.connections) {
+    step(`${where}: ${LABELS[operation]} at ${connections} connections for ${options.duration} s`)
+    const result = await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections, seconds: options.duration, database })
+    step(`  ${describe(result)}`)
+    results.push(result)
   }
+  return results
+}
+
+/** The small-vs-large runs. */
+async function sizeRuns (server: Server, dataset: Dataset, where: string, database: string | null): Promise<SizeRun[]> {
+  const { normal, large } = dataset
   const sizes: SizeRun[] = []
-  if (withSizes && large.length > 0) {
-    // Five normal projects spread over the companies, to match the large set's contention.
-    const few = Array.from({ length: large.length }, (_, i) => normal[(Math.floor((i * normal.length) / large.length) + i) % normal.length]!)
-    const runs: Array<[OperationName, SizeRun['set'], Target[]]> = [
-      ['get', 'small', normal], ['get', 'large', large],
-      ['update_name', 'small', normal], ['update_name', 'small-5', few], ['update_name', 'large', large]
-    ]
-    for (const [operation, set, targets] of runs) {
-      step(`${where}: ${LABELS[operation]} on ${targets.length} ${set === 'large' ? 'large' : 'normal'} projects, ${SIZE_CONNECTIONS} connections, ${options.shortDuration} s`)
-      const result = await load({ url: server.url, pid: server.pid, operation, targets, connections: SIZE_CONNECTIONS, seconds: options.shortDuration, database })
-      step(`  ${describe(result)}`)
-      sizes.push({ operation, set, projects: targets.length, result })
-      all.push(result)
-    }
+  if (large.length === 0) return sizes
+  // Five normal projects spread over the companies, to match the large set's contention.
+  const few = Array.from({ length: large.length }, (_, i) => normal[(Math.floor((i * normal.length) / large.length) + i) % normal.length]!)
+  const runs: Array<[OperationName, SizeRun['set'], Target[]]> = [
+    ['get', 'small', normal], ['get', 'large', large],
+    ['update_name', 'small', normal], ['update_name', 'small-5', few], ['update_name', 'large', large]
+  ]
+  for (const [operation, set, targets] of runs) {
+    step(`${where}: ${LABELS[operation]} on ${targets.length} ${set === 'large' ? 'large' : 'normal'} projects, ${SIZE_CONNECTIONS} connections, ${options.shortDuration} s`)
+    const result = await load({ url: server.url, pid: server.pid, operation, targets, connections: SIZE_CONNECTIONS, seconds: options.shortDuration, database })
+    step(`  ${describe(result)}`)
+    sizes.push({ operation, set, projects: targets.length, result })
   }
-  return { results, sizes, all }
+  return sizes
+}
+
+/** Warm-up, then the measured runs of each operation at each connection count. */
+async function drive (server: Server, dataset: Dataset, where: string, database: string | null, operations: readonly OperationName[]): Promise<{ results: LoadResult[] }> {
+  await warm(server, dataset, database, operations)
+  const results: LoadResult[] = []
+  for (const operation of operations) results.push(...await measure(server, dataset, where, database, operation))
+  return { results }
 }
 
 /** The production server's settings for a measured run: quiet logs, no rate limit, the pool under test (on a free loopback port). */
@@ -274,8 +303,10 @@ async function main (): Promise<void> {
     let captures: Record<OperationName, Capture>
     const scripts = {} as Record<OperationName, Script>
     const files = {} as Record<OperationName, string>
-    const pgbenchOptions = (clients: number, protocol: Protocol): PgbenchOptions => ({ binary: options.pgbench, url: benchUrl, clients, threads: 2, protocol })
+    const replayUrl = withDatabase(options.url, REPLAY_DATABASE)
+    const pgbenchOptions = (clients: number, protocol: Protocol): PgbenchOptions => ({ binary: options.pgbench, url: replayUrl, clients, threads: 2, protocol })
     const pgbenchAvailable = spawnSync(options.pgbench, ['--version']).status === 0
+    let first: (operation: OperationName) => Target
     try {
       await migrateToLatest(db)
       step(`seeding ${size.projects} + ${size.largeProjects} large + ${size.notifiedProjects} notified projects, ${size.readers} readers`)
@@ -283,7 +314,7 @@ async function main (): Promise<void> {
       await writeBenchTargets(db, dataset)
       step(`  seeded in ${dataset.seconds.toFixed(1)} s: ${JSON.stringify(dataset.rows)}`)
       const sets: Record<TargetSet, Target[]> = dataset
-      const first = (operation: OperationName) => sets[TARGET_SETS[operation]][0]!
+      first = (operation) => sets[TARGET_SETS[operation]][0]!
 
       step('capturing the SQL of one request of each operation')
       captures = await captureStatements(benchUrl, Object.fromEntries(OPERATIONS.map((op) => [op, first(op)])) as Record<OperationName, Target>)
@@ -296,18 +327,27 @@ async function main (): Promise<void> {
         for (const warning of scripts[operation].warnings) step(`  warning: ${warning}`)
         files[operation] = await writeScript(tmp, operation, scripts[operation])
       }
-      if (!pgbenchAvailable) {
-        step(`${options.pgbench} is not available: no pgbench columns`)
-      } else {
-        // The capture renamed projects: the tags the conditional script starts from, anew.
-        await writeBenchTags(db, 'normal', dataset.normal)
+    } finally {
+      await db.destroy()
+    }
+
+    if (!pgbenchAvailable) {
+      step(`${options.pgbench} is not available: no pgbench columns`)
+    } else {
+      // The capture renamed projects: the copy starts from the data the server's runs start from.
+      step(`copying ${DATABASE} to ${REPLAY_DATABASE} for pgbench`)
+      await copyDatabase(options.url)
+      const replayDb = await createDb(dbOptions(loadConfig({ DATABASE_URL: replayUrl, DB_POOL_SIZE: '1', DB_STATEMENT_TIMEOUT_MS: '10000' })))
+      try {
+        const sets: Record<TargetSet, Target[]> = dataset
+        await writeBenchTags(replayDb, 'normal', dataset.normal)
         for (const operation of OPERATIONS) {
           const check = pgbenchScript(operation, captures[operation], first(operation), sets[TARGET_SETS[operation]].length, true)
           const file = await writeScript(tmp, `${operation}-verify`, check)
-          const before = { activities: await count(db, 'activities'), notifications: await count(db, 'notifications') }
+          const before = { activities: await count(replayDb, 'activities'), notifications: await count(replayDb, 'notifications') }
           await verifyScript(pgbenchOptions(1, check.protocol), file)
-          const written = (await count(db, 'activities')) - before.activities
-          const notified = (await count(db, 'notifications')) - before.notifications
+          const written = (await count(replayDb, 'activities')) - before.activities
+          const notified = (await count(replayDb, 'notifications')) - before.notifications
           // Every target of a set is seeded alike, so a random one notifies as many as the captured one.
           if (written !== ACTIVITIES[operation] || notified !== captures[operation].notified) {
             throw new Error(`the ${operation} script wrote ${written} activities and ${notified} notifications, not ` +
@@ -315,9 +355,35 @@ async function main (): Promise<void> {
           }
           step(`  ${operation}: pgbench script verified (-t 1, every one-row statement returned its row, ${written} activity and ${notified} notification(s) written)`)
         }
+      } finally {
+        await replayDb.destroy()
       }
-    } finally {
-      await db.destroy()
+    }
+
+    // Embedded: the same dataset in a PGlite directory, for the same HTTP runs.
+    let embeddedData: Dataset | null = null
+    let embeddedSettings = null
+    let pgliteVersion: string | null = null
+    const dataDir = path.join(tmp, 'pglite')
+    if (options.embedded) {
+      const embeddedSize: DatasetSize = { ...DEFAULT_SIZE, projects: options.embeddedProjects }
+      step(`seeding the embedded database (${embeddedSize.projects} + ${embeddedSize.largeProjects} large + ${embeddedSize.notifiedProjects} notified projects, ${embeddedSize.readers} readers)`)
+      const edb = await createDb(dbOptions(loadConfig({ DATA_DIR: dataDir, DB_STATEMENT_TIMEOUT_MS: '10000' })))
+      try {
+        await migrateToLatest(edb)
+        embeddedData = await seedDataset(edb, embeddedSize, { tokenConcurrency: 1 })
+        const version = await edb.executeQuery<{ server_version: string }>(CompiledQuery.raw('SHOW server_version'))
+        pgliteVersion = `(PostgreSQL ${version.rows[0]!.server_version})`
+      } finally {
+        // The server locks the directory: this process lets go of it first.
+        await edb.destroy()
+      }
+      step(`  seeded in ${embeddedData.seconds.toFixed(1)} s`)
+      try {
+        const pkg = JSON.parse(readFileSync(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string }
+        pgliteVersion = `${pkg.version} ${pgliteVersion}`
+      } catch {}
+      embeddedSettings = { size: embeddedSize, seedSeconds: embeddedData.seconds }
     }
 
     const statsBefore = await statementStats(benchUrl, 'reset')
@@ -332,10 +398,67 @@ async function main (): Promise<void> {
     })
     servers.push(pgServer)
     step(`  ready; RSS ${pgServer.idleRssMb.toFixed(0)} MB before any load`)
-    const postgres = await drive(pgServer, dataset, 'PostgreSQL', DATABASE)
+    let emServer: Server | null = null
+    if (embeddedData !== null) {
+      step('starting the server on the embedded database')
+      emServer = await startServer({
+        entry,
+        logFile: path.join(tmp, 'server-embedded.log'),
+        nodeArgs: nodeArgs('embedded'),
+        env: {
+          ...serverEnv(options.poolSize), DATA_DIR: dataDir
+        }
+      })
+      servers.push(emServer)
+      step(`  ready; RSS ${emServer.idleRssMb.toFixed(0)} MB before any load`)
+    }
+
+    // pgbench at each connection count, and at the server's own concurrency: the
+    // server never runs more than DB_POOL_SIZE statements at once, whatever the
+    // connections, where pgbench at 50 clients runs 50 backends on the machine's cores.
+    const pgbench = new Map<string, PgbenchResult>()
+    const pgbenchClients = options.connections.includes(options.poolSize) ? options.connections : [...options.connections, options.poolSize]
+    const replay = async (operation: OperationName) => {
+      for (const clients of pgbenchClients) {
+        step(`pgbench: ${LABELS[operation]} at ${clients} clients${clients === options.poolSize ? ' (DB_POOL_SIZE)' : ''} for ${options.duration} s`)
+        try {
+          if (PER_CONNECTION.has(operation)) await refreshTags(replayUrl, dataset.normal)
+          const result = await runPgbench(pgbenchOptions(clients, scripts[operation].protocol), files[operation], options.duration)
+          pgbench.set(pgbenchKey(operation, clients), result)
+          step(`  ${result.tps.toFixed(0)} tps, latency ${result.latencyMs} ms${result.failed > 0 ? `, ${result.failed} failed` : ''}`)
+        } catch (error) {
+          step(`  ${(error as Error).message}`)
+        }
+      }
+    }
+
+    // Each operation in turn on the server on PostgreSQL, then pgbench's replay of
+    // its statements, then the server on the embedded database (each one idle while
+    // another runs): figures set side by side come from the same minutes, so a slow
+    // spell of a shared machine weighs on both sides of each ratio.
+    const postgres = { results: [] as LoadResult[], sizes: [] as SizeRun[], all: await warm(pgServer, dataset, DATABASE, OPERATIONS) }
+    const embedded = { results: [] as LoadResult[], sizes: [] as SizeRun[] }
+    if (emServer !== null) await warm(emServer, embeddedData!, null, OPERATIONS)
+    for (const operation of OPERATIONS) {
+      const results = await measure(pgServer, dataset, 'PostgreSQL', DATABASE, operation)
+      postgres.results.push(...results)
+      postgres.all.push(...results)
+      if (pgbenchAvailable) await replay(operation)
+      if (emServer !== null) embedded.results.push(...await measure(emServer, embeddedData!, 'embedded', null, operation))
+    }
+    postgres.sizes = await sizeRuns(pgServer, dataset, 'PostgreSQL', DATABASE)
+    postgres.all.push(...postgres.sizes.map((s) => s.result))
+    if (emServer !== null) embedded.sizes = await sizeRuns(emServer, embeddedData!, 'embedded', null)
     const pgIdleCpu = await idleCpuMsPerSecond(pgServer.pid)
-    step(`  idle after the runs: ${pgIdleCpu.toFixed(1)} ms of CPU a second`)
+    step(`  PostgreSQL: idle after the runs: ${pgIdleCpu.toFixed(1)} ms of CPU a second`)
     await pgServer.stop()
+    let embeddedIdleCpu: number | null = null
+    if (emServer !== null) {
+      embeddedIdleCpu = await idleCpuMsPerSecond(emServer.pid)
+      step(`  embedded: idle after the runs: ${embeddedIdleCpu.toFixed(1)} ms of CPU a second`)
+      await emServer.stop()
+    }
+    const embeddedIdleRss = emServer?.idleRssMb ?? null
     const statements = statsBefore.available ? await statementStats(benchUrl, 'read') : statsBefore
     if (statements.available) {
       const sum = (pick: (r: LoadResult) => number) => postgres.all.reduce((total, r) => total + pick(r), 0)
@@ -361,7 +484,7 @@ async function main (): Promise<void> {
           env: { ...serverEnv(options.delayedPoolSize), DATABASE_URL: proxied.toString() }
         })
         servers.push(server)
-        const run = await drive(server, dataset, `PostgreSQL +${options.delayMs} ms each way`, DATABASE, DELAYED_OPERATIONS, false)
+        const run = await drive(server, dataset, `PostgreSQL +${options.delayMs} ms each way`, DATABASE, DELAYED_OPERATIONS)
         await server.stop()
         delayed = { delayMs: options.delayMs, poolSize: options.delayedPoolSize, roundTripMs: { direct, proxied: through }, results: run.results }
       } finally {
@@ -378,7 +501,7 @@ async function main (): Promise<void> {
         env: { ...serverEnv(options.poolSize), DATABASE_URL: benchUrl, ANSWER_CACHE_MB: '0' }
       })
       servers.push(server)
-      const run = await drive(server, dataset, 'PostgreSQL, ANSWER_CACHE_MB=0', DATABASE, UNKEPT_OPERATIONS, false)
+      const run = await drive(server, dataset, 'PostgreSQL, ANSWER_CACHE_MB=0', DATABASE, UNKEPT_OPERATIONS)
       await server.stop()
       unkept = { results: run.results }
     }
@@ -464,27 +587,6 @@ async function main (): Promise<void> {
       step(profiled === null ? '  the server wrote no profile' : `  profile read: ${profiled.length} runs`)
     }
 
-    // pgbench at each connection count, and at the server's own concurrency: the
-    // server never runs more than DB_POOL_SIZE statements at once, whatever the
-    // connections, where pgbench at 50 clients runs 50 backends on the machine's cores.
-    const pgbench = new Map<string, PgbenchResult>()
-    const pgbenchClients = options.connections.includes(options.poolSize) ? options.connections : [...options.connections, options.poolSize]
-    if (pgbenchAvailable) {
-      for (const operation of OPERATIONS) {
-        for (const clients of pgbenchClients) {
-          step(`pgbench: ${LABELS[operation]} at ${clients} clients${clients === options.poolSize ? ' (DB_POOL_SIZE)' : ''} for ${options.duration} s`)
-          try {
-            if (PER_CONNECTION.has(operation)) await refreshTags(benchUrl, dataset.normal)
-            const result = await runPgbench(pgbenchOptions(clients, scripts[operation].protocol), files[operation], options.duration)
-            pgbench.set(pgbenchKey(operation, clients), result)
-            step(`  ${result.tps.toFixed(0)} tps, latency ${result.latencyMs} ms${result.failed > 0 ? `, ${result.failed} failed` : ''}`)
-          } catch (error) {
-            step(`  ${(error as Error).message}`)
-          }
-        }
-      }
-    }
-
     // The same scripts in the other protocol: how much of PostgreSQL's work is
     // parsing and planning each statement anew (extended) rather than once per
     // connection (prepared).
@@ -494,7 +596,7 @@ async function main (): Promise<void> {
         const protocol: Protocol = scripts[operation].protocol === 'prepared' ? 'extended' : 'prepared'
         step(`pgbench -M ${protocol}: ${LABELS[operation]} at ${SIZE_CONNECTIONS} clients for ${options.duration} s`)
         try {
-          if (PER_CONNECTION.has(operation)) await refreshTags(benchUrl, dataset.normal)
+          if (PER_CONNECTION.has(operation)) await refreshTags(replayUrl, dataset.normal)
           const result = await runPgbench(pgbenchOptions(SIZE_CONNECTIONS, protocol), files[operation], options.duration)
           otherProtocol.set(operation, result)
           step(`  ${result.tps.toFixed(0)} tps, latency ${result.latencyMs} ms${result.failed > 0 ? `, ${result.failed} failed` : ''}`)
@@ -502,52 +604,6 @@ async function main (): Promise<void> {
           step(`  ${(error as Error).message}`)
         }
       }
-    }
-
-    // Embedded: the same dataset in a PGlite directory, then the same HTTP runs.
-    let embedded: { results: LoadResult[], sizes: SizeRun[] } = { results: [], sizes: [] }
-    let embeddedSettings = null
-    let pgliteVersion: string | null = null
-    let embeddedIdleRss: number | null = null
-    let embeddedIdleCpu: number | null = null
-    if (options.embedded) {
-      const dataDir = path.join(tmp, 'pglite')
-      const embeddedSize: DatasetSize = { ...DEFAULT_SIZE, projects: options.embeddedProjects }
-      step(`seeding the embedded database (${embeddedSize.projects} + ${embeddedSize.largeProjects} large + ${embeddedSize.notifiedProjects} notified projects, ${embeddedSize.readers} readers)`)
-      const edb = await createDb(dbOptions(loadConfig({ DATA_DIR: dataDir, DB_STATEMENT_TIMEOUT_MS: '10000' })))
-      let embeddedData: Dataset
-      try {
-        await migrateToLatest(edb)
-        embeddedData = await seedDataset(edb, embeddedSize, { tokenConcurrency: 1 })
-        const version = await edb.executeQuery<{ server_version: string }>(CompiledQuery.raw('SHOW server_version'))
-        pgliteVersion = `(PostgreSQL ${version.rows[0]!.server_version})`
-      } finally {
-        // The server locks the directory: this process lets go of it first.
-        await edb.destroy()
-      }
-      step(`  seeded in ${embeddedData.seconds.toFixed(1)} s`)
-      try {
-        const pkg = JSON.parse(readFileSync(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string }
-        pgliteVersion = `${pkg.version} ${pgliteVersion}`
-      } catch {}
-      embeddedSettings = { size: embeddedSize, seedSeconds: embeddedData.seconds }
-
-      step('starting the server on the embedded database')
-      const emServer = await startServer({
-        entry,
-        logFile: path.join(tmp, 'server-embedded.log'),
-        nodeArgs: nodeArgs('embedded'),
-        env: {
-          ...serverEnv(options.poolSize), DATA_DIR: dataDir
-        }
-      })
-      servers.push(emServer)
-      embeddedIdleRss = emServer.idleRssMb
-      step(`  ready; RSS ${emServer.idleRssMb.toFixed(0)} MB before any load`)
-      embedded = await drive(emServer, embeddedData, 'embedded', null)
-      embeddedIdleCpu = await idleCpuMsPerSecond(emServer.pid)
-      step(`  idle after the runs: ${embeddedIdleCpu.toFixed(1)} ms of CPU a second`)
-      await emServer.stop()
     }
 
     let webhooks: WebhookFigures | null = null
@@ -596,8 +652,10 @@ async function main (): Promise<void> {
     step(`wrote ${path.relative(ROOT, RESULTS)}`)
   } finally {
     for (const server of servers) await server.stop()
+    // The replay's copy is of no use afterwards.
+    await dropDatabase(options.url, REPLAY_DATABASE).catch((error: Error) => { step(`could not drop ${REPLAY_DATABASE}: ${error.message}`) })
     if (options.drop) {
-      await dropDatabase(options.url)
+      await dropDatabase(options.url, DATABASE)
       step(`dropped ${DATABASE}`)
     } else {
       step(`left the database ${DATABASE} in place (recreated on the next run)`)
