@@ -294,6 +294,43 @@ export async function quiet (pids: number | readonly number[]): Promise<void> {
   }
 }
 
+/** The busiest processes over the last interval, from two readings of /proc: `pid command (ticks)`. */
+function busiest (before: Map<string, number>): string[] {
+  const after = new Map<string, number>()
+  for (const pid of readdirSync('/proc')) if (/^\d+$/.test(pid)) after.set(pid, processTicks(pid))
+  return [...after].map(([pid, ticks]) => ({ pid, ticks: ticks - (before.get(pid) ?? ticks) }))
+    .filter((p) => p.ticks > 0).sort((a, b) => b.ticks - a.ticks).slice(0, 3)
+    .map((p) => {
+      let command = '?'
+      try { command = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 60) } catch {}
+      return `${p.pid} ${command} (${ticksToMs(p.ticks).toFixed(0)} ms)`
+    })
+}
+
+/**
+ * Waits until the whole machine has been nearly idle (under a tenth of its CPU) for
+ * 500 ms, at most 15 s: work that is none of the bench's (a service's own upkeep, the
+ * kernel's) would otherwise land in the next run. Says how long it waited, and who
+ * was busy, when that was more than a second.
+ */
+export async function quietMachine (): Promise<string | null> {
+  const started = Date.now()
+  const snapshot = () => new Map([...readdirSync('/proc')].filter((pid) => /^\d+$/.test(pid)).map((pid) => [pid, processTicks(pid)]))
+  let processes = snapshot()
+  let busy: string[] = []
+  while (Date.now() - started < 15_000) {
+    const before = machineTicks()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const after = machineTicks()
+    if (before === null || after === null || after.total === before.total) return null
+    if ((after.busy - before.busy) / (after.total - before.total) < 0.1) break
+    busy = busiest(processes)
+    processes = snapshot()
+  }
+  const waited = Date.now() - started
+  return waited > 1000 ? `waited ${(waited / 1000).toFixed(1)} s for the machine to go quiet (busiest: ${busy.join('; ') || 'none found'})` : null
+}
+
 /**
  * The CPU the server uses while nobody asks it anything, in ms a second: once it has
  * finished what the last run left (quiet), over `ms`. What it does then is its own
@@ -320,6 +357,8 @@ export async function load (options: {
   const { operation, targets, connections } = options
   const samples: string[] = []
   await quiet(options.pid)
+  const waited = await quietMachine()
+  if (waited !== null) process.stderr.write(`  ${waited}\n`)
   // Conditional requests: each project's last ETag, and never two requests on one project at once (operations.ts).
   const tags = PER_CONNECTION.has(operation) ? await currentTags(options.url, targets) : null
   if (tags && targets.length < 2 * connections) throw new Error(`${operation} needs two projects per connection: ${targets.length} for ${connections}`)

@@ -8,7 +8,8 @@
 // connection count: a server's CPU per rename still falls over its first turns
 // (JIT, the pool, PostgreSQL's pages), and so may Redmine's. When PostgreSQL loads
 // pg_stat_statements, Redmine's costliest statements over its recorded turns are
-// read too, per rename: what its rename does in the database.
+// read too, per rename: what its rename does in the database. Before each of its
+// turns Redmine's database is vacuumed (vacuumRedmine) and the machine left to go quiet.
 //
 // Off unless BENCH_REDMINE_URL and BENCH_REDMINE_KEY are set; bench/redmine/setup.sh
 // installs one from Debian's packages (puma, 2 workers, on port 3000) with 1,000
@@ -27,6 +28,7 @@ import { request } from 'undici'
 import { backendTicks, processTicks, ticksToMs, type LoadResult } from './load.js'
 import { NAME_PREFIX, newName } from './operations.js'
 import { positive } from './options.js'
+import { statementStatsMissing } from './pgbench.js'
 
 export interface RedmineOptions {
   url: string
@@ -166,9 +168,8 @@ export async function redmineStatements (url: string, options: RedmineOptions, a
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    const { rows: [preload] } = await client.query<{ v: string }>("SELECT current_setting('shared_preload_libraries') AS v")
-    if (!preload!.v.split(',').map((l) => l.trim()).includes('pg_stat_statements')) return 'pg_stat_statements is not loaded'
-    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    const missing = await statementStatsMissing(client)
+    if (missing !== null) return missing
     const dbid = '(SELECT oid FROM pg_database WHERE datname = $1)'
     if (action === 'reset') {
       await client.query(`SELECT pg_stat_statements_reset(0, ${dbid}, 0)`, [options.database])
@@ -192,6 +193,25 @@ export async function redmineStatements (url: string, options: RedmineOptions, a
     }))
   } catch (error) {
     return `pg_stat_statements could not be read: ${(error as Error).message}`
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * VACUUM of Redmine's database, as its autovacuum would do between turns: each
+ * rename leaves hundreds of dead rows in its projects table (the nested set's
+ * renumbering), which every later rename would scan, and a PostgreSQL run without
+ * autovacuum would keep them. `url` reaches Redmine's database. Why not, when it fails.
+ */
+export async function vacuumRedmine (url: string): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url })
+  try {
+    await client.connect()
+    await client.query('VACUUM')
+    return null
+  } catch (error) {
+    return `VACUUM of Redmine's database failed: ${(error as Error).message}`
   } finally {
     await client.end()
   }

@@ -356,7 +356,8 @@ function redmineIntro (redmine: RedmineFigures): string {
     '`PUT /projects/:id.json` with `{"project":{"name":…}}` and an administrator\'s API key, a random one of its ' +
     `${redmine.projects} projects and a new name each time, answered 204 with no body; this server's rename answers the whole project. ` +
     `The two take turns, ${redmine.seconds} s each, ${redmine.rounds} turns a side at each connection count, this server first, ` +
-    `after one unrecorded turn a side at the highest connection count. ` +
+    `after one unrecorded turn a side at the highest connection count; before each of Redmine's runs its database is vacuumed ` +
+    `(as autovacuum would, against the dead rows its renames leave) and the machine left to go quiet. ` +
     `Redmine's CPU is that of its processes (${redmine.processes.length > 0 ? redmine.processes.map((p) => `\`${p}\``).join(', ') : 'none found'}) ` +
     'and of its database\'s backends.'
 }

@@ -38,14 +38,14 @@ import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
-import { idleCpuMsPerSecond, load, quiet, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
+import { idleCpuMsPerSecond, load, quiet, quietMachine, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
-import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
+import { pgbenchScript, runPgbench, statementLabel, statementStatsMissing, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { monotonicUs, profileRuns, type ProfiledRun, type Window } from './profile.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
-import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, redmineStatements, type RedmineFigures, type RedmineRun } from './redmine.js'
+import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, redmineStatements, vacuumRedmine, type RedmineFigures, type RedmineRun } from './redmine.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 import { FLAGS, positive } from './options.js'
 
@@ -125,47 +125,41 @@ function withDatabase (url: string, database: string): string {
   return u.toString()
 }
 
-async function recreateDatabase (url: string): Promise<string> {
+/** `work` on a connection of its own to `url`, closed afterwards. */
+async function connected<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** The bench database anew (and no replay copy); PostgreSQL's version. */
+async function recreateDatabase (url: string): Promise<string> {
+  return await connected(url, async (client) => {
     await client.query(`DROP DATABASE IF EXISTS ${REPLAY_DATABASE} WITH (FORCE)`)
     await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
     await client.query(`CREATE DATABASE ${DATABASE}`)
     const { rows } = await client.query<{ version: string }>('SELECT version()')
     return rows[0]!.version.replace(/ on .*$/, '')
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 async function dropDatabase (url: string, database: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-  } finally {
-    await client.end()
-  }
+  await connected(url, async (client) => { await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) })
 }
 
 /** The replay's copy of the seeded database (nothing may be connected to it meanwhile). */
 async function copyDatabase (url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${REPLAY_DATABASE} WITH (FORCE)`)
-    await client.query(`CREATE DATABASE ${REPLAY_DATABASE} TEMPLATE ${DATABASE}`)
-  } finally {
-    await client.end()
-  }
+  await dropDatabase(url, REPLAY_DATABASE)
+  await connected(url, async (client) => { await client.query(`CREATE DATABASE ${REPLAY_DATABASE} TEMPLATE ${DATABASE}`) })
 }
 
 /** The round trip of `SELECT 1` on one connection, median of 200, in ms. */
 async function roundTripMs (url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
+  return await connected(url, async (client) => {
     const times: number[] = []
     for (let i = 0; i < 200; i++) {
       const t0 = performance.now()
@@ -173,9 +167,7 @@ async function roundTripMs (url: string): Promise<number> {
       times.push(performance.now() - t0)
     }
     return times.sort((a, b) => a - b)[100]!
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 /**
@@ -187,11 +179,8 @@ async function statementStats (url: string, action: 'reset' | 'read'): Promise<S
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    const { rows: [preload] } = await client.query<{ v: string }>("SELECT current_setting('shared_preload_libraries') AS v")
-    if (!preload!.v.split(',').map((l) => l.trim()).includes('pg_stat_statements')) {
-      return { available: false, reason: `pg_stat_statements is not loaded (shared_preload_libraries = '${preload!.v}'); loading it needs a restart of PostgreSQL, which the bench does not do` }
-    }
-    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    const missing = await statementStatsMissing(client)
+    if (missing !== null) return { available: false, reason: missing }
     if (action === 'reset') {
       await client.query('SELECT pg_stat_statements_reset()')
       return { available: true, top: [], operationCalls: 0 }
@@ -528,7 +517,16 @@ async function main (): Promise<void> {
         const high = Math.max(...options.connections)
         step(`  warm-up turns at ${high} connections, ${options.duration} s a side`)
         await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections: high, seconds: options.duration, database: DATABASE })
-        await quiet(server.pid)
+        const redmineUrl = withDatabase(options.url, redmineSettings.database)
+        // Redmine's database vacuumed and the machine quiet before each of its runs (bench/redmine.ts).
+        const redmineTurn = async () => {
+          await quiet(server.pid)
+          const failed = await vacuumRedmine(redmineUrl)
+          if (failed !== null) step(`  ${failed}`)
+          const waited = await quietMachine()
+          if (waited !== null) step(`  ${waited}`)
+        }
+        await redmineTurn()
         await redmineRename(redmineSettings, ids, high, options.duration)
         const reset = await redmineStatements(benchUrl, redmineSettings, 'reset')
         const runs: RedmineFigures['runs'] = []
@@ -540,7 +538,7 @@ async function main (): Promise<void> {
             const o = await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections, seconds: options.duration, database: DATABASE })
             ours.push(o)
             step(`  beside Redmine, turn ${round} at ${connections} connections: this server ${o.rps.toFixed(0)} req/s, p99 ${o.p99} ms`)
-            await quiet(server.pid)
+            await redmineTurn()
             const r = await redmineRename(redmineSettings, ids, connections, options.duration)
             theirs.push(r)
             step(`  Redmine ${r.rps.toFixed(1)} req/s, p99 ${r.p99} ms${r.non2xx + r.errors + r.timeouts > 0 ? `, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts` : ''}`)
