@@ -302,7 +302,11 @@ function busiest (before: Map<string, number>): string[] {
     .filter((p) => p.ticks > 0).sort((a, b) => b.ticks - a.ticks).slice(0, 3)
     .map((p) => {
       let command = '?'
-      try { command = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 60) } catch {}
+      try {
+        // A kernel thread has no command line: its name, in brackets as ps shows it.
+        command = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 60) ||
+          `[${readFileSync(`/proc/${p.pid}/comm`, 'utf8').trim()}]`
+      } catch {}
       return `${p.pid} ${command} (${ticksToMs(p.ticks).toFixed(0)} ms)`
     })
 }

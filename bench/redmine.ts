@@ -177,7 +177,7 @@ export async function redmineStatements (url: string, options: RedmineOptions, a
     }
     const { rows } = await client.query<{ calls: string, mean: number, rows: string, share: number, query: string }>(
       `SELECT calls, mean_exec_time AS mean, rows, 100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0) AS share, query
-       FROM pg_stat_statements WHERE dbid = ${dbid} ORDER BY total_exec_time DESC LIMIT 5`, [options.database])
+       FROM pg_stat_statements WHERE dbid = ${dbid} AND query !~* '^\\s*vacuum' ORDER BY total_exec_time DESC LIMIT 5`, [options.database])
     // The renames Redmine made: its update of a project's name, once each. Requests
     // still in flight when a turn ends are made after autocannon stops counting.
     const { rows: [made] } = await client.query<{ calls: string | null }>(

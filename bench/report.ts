@@ -356,8 +356,8 @@ function redmineIntro (redmine: RedmineFigures): string {
     '`PUT /projects/:id.json` with `{"project":{"name":…}}` and an administrator\'s API key, a random one of its ' +
     `${redmine.projects} projects and a new name each time, answered 204 with no body; this server's rename answers the whole project. ` +
     `The two take turns, ${redmine.seconds} s each, ${redmine.rounds} turns a side at each connection count, this server first, ` +
-    `after one unrecorded turn a side at the highest connection count; before each of Redmine's runs its database is vacuumed ` +
-    `(as autovacuum would, against the dead rows its renames leave) and the machine left to go quiet. ` +
+    `after one unrecorded turn a side at the highest connection count; before each run of either side both databases are vacuumed ` +
+    `(as autovacuum would, against the dead rows the renames leave) and the machine left to go quiet. ` +
     `Redmine's CPU is that of its processes (${redmine.processes.length > 0 ? redmine.processes.map((p) => `\`${p}\``).join(', ') : 'none found'}) ` +
     'and of its database\'s backends.'
 }
@@ -814,6 +814,8 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       `On ${m.cpus} cores, backends beyond a few per core take turns rather than add throughput. ` +
       'Each pgbench transaction also reads its target from `bench_targets`.',
     '- Autocannon, the server and PostgreSQL share the same CPUs, so every figure here is for all three on one machine.',
+    '- The bench databases are vacuumed after seeding, before each operation\'s runs and before each later part, as autovacuum would keep them ' +
+      '(PostgreSQL may run with autovacuum off).',
     '- Runs go in the table\'s order, each operation on PostgreSQL, then pgbench\'s replay of it (in a copy of the database made before any run, ' +
       '`projects_bench_replay`, so that pg_stat_statements counts the server\'s statements alone), then on the embedded database; the server not being driven ' +
       'stays up and idle. Every description change adds notifications (about 100 each on the projects with long lists), ' +

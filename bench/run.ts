@@ -151,6 +151,16 @@ async function dropDatabase (url: string, database: string): Promise<void> {
   await connected(url, async (client) => { await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) })
 }
 
+/**
+ * VACUUM of a bench database, as autovacuum would keep it between runs: without it
+ * every rename and description change leaves dead rows (and dead TOAST chunks of the
+ * old description) that later runs read past, and PostgreSQL may run with autovacuum
+ * off (this machine's does). Called before each operation's runs and each later part.
+ */
+async function vacuum (url: string): Promise<void> {
+  await connected(url, async (client) => { await client.query('VACUUM') })
+}
+
 /** The replay's copy of the seeded database (nothing may be connected to it meanwhile). */
 async function copyDatabase (url: string): Promise<void> {
   await dropDatabase(url, REPLAY_DATABASE)
@@ -429,6 +439,8 @@ async function main (): Promise<void> {
     const embedded = { results: [] as LoadResult[], sizes: [] as SizeRun[] }
     if (emServer !== null) await warm(emServer, embeddedData!, null, OPERATIONS)
     for (const operation of OPERATIONS) {
+      await vacuum(benchUrl)
+      if (pgbenchAvailable) await vacuum(replayUrl)
       const results = await measure(pgServer, dataset, 'PostgreSQL', DATABASE, operation)
       postgres.results.push(...results)
       postgres.all.push(...results)
@@ -458,6 +470,7 @@ async function main (): Promise<void> {
     // The same server with PostgreSQL behind a simulated network delay (bench/proxy.ts).
     let delayed: Delayed | null = null
     if (options.delay) {
+      await vacuum(benchUrl)
       const target = new URL(benchUrl)
       const proxy = await spawnProxy(options.delayMs, target.hostname, Number(target.port || 5432))
       try {
@@ -484,6 +497,7 @@ async function main (): Promise<void> {
     // The reads again on a server that keeps no answers (src/plugins/answers.ts).
     let unkept: Unkept | null = null
     if (options.unkept) {
+      await vacuum(benchUrl)
       const server = await startServer({
         entry,
         logFile: path.join(tmp, 'server-unkept.log'),
@@ -513,19 +527,25 @@ async function main (): Promise<void> {
         })
         servers.push(server)
         const targets = dataset.normal
-        // One unrecorded turn a side at the highest connection count (bench/redmine.ts).
-        const high = Math.max(...options.connections)
-        step(`  warm-up turns at ${high} connections, ${options.duration} s a side`)
-        await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections: high, seconds: options.duration, database: DATABASE })
         const redmineUrl = withDatabase(options.url, redmineSettings.database)
-        // Redmine's database vacuumed and the machine quiet before each of its runs (bench/redmine.ts).
-        const redmineTurn = async () => {
-          await quiet(server.pid)
+        // Both databases vacuumed before each side's runs, as autovacuum would keep
+        // them (bench/redmine.ts); load() waits for a quiet machine, Redmine's runs here.
+        const vacuumBoth = async () => {
+          await vacuum(benchUrl)
           const failed = await vacuumRedmine(redmineUrl)
           if (failed !== null) step(`  ${failed}`)
+        }
+        const redmineTurn = async () => {
+          await quiet(server.pid)
+          await vacuumBoth()
           const waited = await quietMachine()
           if (waited !== null) step(`  ${waited}`)
         }
+        // One unrecorded turn a side at the highest connection count (bench/redmine.ts).
+        const high = Math.max(...options.connections)
+        step(`  warm-up turns at ${high} connections, ${options.duration} s a side`)
+        await vacuumBoth()
+        await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections: high, seconds: options.duration, database: DATABASE })
         await redmineTurn()
         await redmineRename(redmineSettings, ids, high, options.duration)
         const reset = await redmineStatements(benchUrl, redmineSettings, 'reset')
@@ -535,6 +555,7 @@ async function main (): Promise<void> {
           const theirs: RedmineRun[] = []
           for (let round = 1; round <= redmineSettings.rounds; round++) {
             await quiet(processes.map((p) => p.pid))
+            await vacuumBoth()
             const o = await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections, seconds: options.duration, database: DATABASE })
             ours.push(o)
             step(`  beside Redmine, turn ${round} at ${connections} connections: this server ${o.rps.toFixed(0)} req/s, p99 ${o.p99} ms`)
@@ -560,6 +581,7 @@ async function main (): Promise<void> {
     // --cpu-prof, its profile cut into the runs (bench/profile.ts).
     let profiled: ProfiledRun[] | null = null
     if (options.profile) {
+      await vacuum(benchUrl)
       const dir = path.join(tmp, 'profile-runs')
       const connections = Math.max(...options.connections)
       const server = await startServer({
