@@ -386,30 +386,19 @@ async function main (): Promise<void> {
     }
 
     const statsBefore = await statementStats(benchUrl, 'reset')
+    /** A server of the build with the bench's settings and `env`, stopped at the end whatever happens. */
+    const start = async (name: string, env: Record<string, string>): Promise<Server> => {
+      const server = await startServer({ entry, logFile: path.join(tmp, `server-${name}.log`), nodeArgs: nodeArgs(name), env: { ...serverEnv(options.poolSize), ...env } })
+      servers.push(server)
+      step(`  ready; RSS ${server.idleRssMb.toFixed(0)} MB before any load`)
+      return server
+    }
     step(`starting the server on PostgreSQL (DB_POOL_SIZE ${options.poolSize}, node ${PRODUCTION_NODE_FLAGS.join(' ')})`)
-    const pgServer = await startServer({
-      entry,
-      logFile: path.join(tmp, 'server-postgres.log'),
-      nodeArgs: nodeArgs('postgres'),
-      env: {
-        ...serverEnv(options.poolSize), DATABASE_URL: benchUrl
-      }
-    })
-    servers.push(pgServer)
-    step(`  ready; RSS ${pgServer.idleRssMb.toFixed(0)} MB before any load`)
+    const pgServer = await start('postgres', { DATABASE_URL: benchUrl })
     let emServer: Server | null = null
     if (embeddedData !== null) {
       step('starting the server on the embedded database')
-      emServer = await startServer({
-        entry,
-        logFile: path.join(tmp, 'server-embedded.log'),
-        nodeArgs: nodeArgs('embedded'),
-        env: {
-          ...serverEnv(options.poolSize), DATA_DIR: dataDir
-        }
-      })
-      servers.push(emServer)
-      step(`  ready; RSS ${emServer.idleRssMb.toFixed(0)} MB before any load`)
+      emServer = await start('embedded', { DATA_DIR: dataDir })
     }
 
     // pgbench at each connection count, and at the server's own concurrency: the
