@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { CompiledQuery } from 'kysely'
-import type pg from 'pg'
+import pg from 'pg'
 import type { Db } from '../src/db/index.js'
 import { findProject } from '../src/db/project-aggregate.js'
 import { PLAN_CACHE_MODE } from '../src/db/statement-names.js'
@@ -321,6 +321,17 @@ export async function writeBenchTags (db: Db, set: string, targets: readonly Tar
   await db.executeQuery(CompiledQuery.raw('DELETE FROM bench_tags WHERE kind = $1', [set]))
   await db.executeQuery(CompiledQuery.raw(
     'INSERT INTO bench_tags (kind, n, tag) SELECT $1, n, tag FROM unnest($2::text[]) WITH ORDINALITY AS x(tag, n)', [set, tags]))
+}
+
+/** `work` on a connection of its own to `url`, closed afterwards. */
+export async function connected<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
 }
 
 /**

@@ -8,8 +8,10 @@
 // connection count: a server's CPU per rename still falls over its first turns
 // (JIT, the pool, PostgreSQL's pages), and so may Redmine's. When PostgreSQL loads
 // pg_stat_statements, Redmine's costliest statements over its recorded turns are
-// read too, per rename: what its rename does in the database. Before each of its
-// turns Redmine's database is vacuumed (vacuumRedmine) and the machine left to go quiet.
+// read too, per rename: what its rename does in the database. Before each run of
+// either side both databases are vacuumed, as autovacuum would keep them: each
+// Redmine rename leaves hundreds of dead rows in its projects table (the nested set's
+// renumbering) that every later rename would scan (bench/run.ts).
 //
 // Off unless BENCH_REDMINE_URL and BENCH_REDMINE_KEY are set; bench/redmine/setup.sh
 // installs one from Debian's packages (puma, 2 workers, on port 3000) with 1,000
@@ -19,16 +21,15 @@
 //   BENCH_REDMINE_URL       Redmine's address, e.g. http://127.0.0.1:3000
 //   BENCH_REDMINE_KEY       an administrator's API key (REST API enabled)
 //   BENCH_REDMINE_DATABASE  the database Redmine uses on the same PostgreSQL server (default redmine),
-//                           for the CPU of its backends
+//                           for the CPU of its backends, its statements and the VACUUM before each run
 //   BENCH_REDMINE_ROUNDS    turns each side takes at each connection count (default 3)
 import { readdirSync, readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
-import pg from 'pg'
 import { request } from 'undici'
 import { backendTicks, processTicks, ticksToMs, type LoadResult } from './load.js'
 import { NAME_PREFIX, newName } from './operations.js'
 import { positive } from './options.js'
-import { statementStatsMissing } from './pgbench.js'
+import { connected, statementStatsMissing } from './pgbench.js'
 
 export interface RedmineOptions {
   url: string
@@ -165,56 +166,35 @@ export async function redmineRename (options: RedmineOptions, ids: readonly numb
 export async function redmineStatements (url: string, options: RedmineOptions, action: 'reset'): Promise<string | null>
 export async function redmineStatements (url: string, options: RedmineOptions, action: 'read', answered: number): Promise<RedmineStatement[] | string>
 export async function redmineStatements (url: string, options: RedmineOptions, action: 'reset' | 'read', answered = 0): Promise<RedmineStatement[] | string | null> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const missing = await statementStatsMissing(client)
-    if (missing !== null) return missing
-    const dbid = '(SELECT oid FROM pg_database WHERE datname = $1)'
-    if (action === 'reset') {
-      await client.query(`SELECT pg_stat_statements_reset(0, ${dbid}, 0)`, [options.database])
-      return null
+  return await connected(url, async (client) => {
+    try {
+      const missing = await statementStatsMissing(client)
+      if (missing !== null) return missing
+      const dbid = '(SELECT oid FROM pg_database WHERE datname = $1)'
+      if (action === 'reset') {
+        await client.query(`SELECT pg_stat_statements_reset(0, ${dbid}, 0)`, [options.database])
+        return null
+      }
+      const { rows } = await client.query<{ calls: string, mean: number, rows: string, share: number, query: string }>(
+        `SELECT calls, mean_exec_time AS mean, rows, 100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0) AS share, query
+         FROM pg_stat_statements WHERE dbid = ${dbid} AND query !~* '^\\s*vacuum' ORDER BY total_exec_time DESC LIMIT 5`, [options.database])
+      // The renames Redmine made: its update of a project's name, once each. Requests
+      // still in flight when a turn ends are made after autocannon stops counting.
+      const { rows: [made] } = await client.query<{ calls: string | null }>(
+        `SELECT sum(calls) AS calls FROM pg_stat_statements WHERE dbid = ${dbid} AND query LIKE 'UPDATE "projects" SET "name" = %'`, [options.database])
+      const renames = Number(made?.calls ?? 0) || answered
+      if (renames === 0 || rows.length === 0) return 'no statement of Redmine\'s was counted'
+      return rows.map((r) => ({
+        perRename: Number(r.calls) / renames,
+        meanMs: r.mean,
+        rowsPerCall: Number(r.rows) / Number(r.calls),
+        sharePercent: r.share ?? 0,
+        query: r.query.replace(/\s+/g, ' ')
+      }))
+    } catch (error) {
+      return `pg_stat_statements could not be read: ${(error as Error).message}`
     }
-    const { rows } = await client.query<{ calls: string, mean: number, rows: string, share: number, query: string }>(
-      `SELECT calls, mean_exec_time AS mean, rows, 100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0) AS share, query
-       FROM pg_stat_statements WHERE dbid = ${dbid} AND query !~* '^\\s*vacuum' ORDER BY total_exec_time DESC LIMIT 5`, [options.database])
-    // The renames Redmine made: its update of a project's name, once each. Requests
-    // still in flight when a turn ends are made after autocannon stops counting.
-    const { rows: [made] } = await client.query<{ calls: string | null }>(
-      `SELECT sum(calls) AS calls FROM pg_stat_statements WHERE dbid = ${dbid} AND query LIKE 'UPDATE "projects" SET "name" = %'`, [options.database])
-    const renames = Number(made?.calls ?? 0) || answered
-    if (renames === 0 || rows.length === 0) return 'no statement of Redmine\'s was counted'
-    return rows.map((r) => ({
-      perRename: Number(r.calls) / renames,
-      meanMs: r.mean,
-      rowsPerCall: Number(r.rows) / Number(r.calls),
-      sharePercent: r.share ?? 0,
-      query: r.query.replace(/\s+/g, ' ')
-    }))
-  } catch (error) {
-    return `pg_stat_statements could not be read: ${(error as Error).message}`
-  } finally {
-    await client.end()
-  }
-}
-
-/**
- * VACUUM of Redmine's database, as its autovacuum would do between turns: each
- * rename leaves hundreds of dead rows in its projects table (the nested set's
- * renumbering), which every later rename would scan, and a PostgreSQL run without
- * autovacuum would keep them. `url` reaches Redmine's database. Why not, when it fails.
- */
-export async function vacuumRedmine (url: string): Promise<string | null> {
-  const client = new pg.Client({ connectionString: url })
-  try {
-    await client.connect()
-    await client.query('VACUUM')
-    return null
-  } catch (error) {
-    return `VACUUM of Redmine's database failed: ${(error as Error).message}`
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 /** The mean of this server's and of Redmine's req/s at each connection count, and their ratio. */

@@ -621,7 +621,7 @@ drives \`node dist/src/server.js\` on PostgreSQL with autocannon, replays the ca
 and drives the same build on the embedded database, so that the figures each ratio compares come from the same minutes (it measures both servers' CPU at rest after the runs).
 It then runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
 runs bench/webhooks.ts, renames projects beside a Redmine when one is given (bench/redmine.ts), and rewrites this file, keeping the previous run's figures below this one's.
-The default run takes about fifteen minutes on 2 cores.
+The default run takes about eighteen minutes on 2 cores.
 
 | option | default | meaning |
 | --- | --- | --- |
@@ -638,7 +638,7 @@ The default run takes about fifteen minutes on 2 cores.
 | \`BENCH_DELAY_MS\` | 1 | the simulated network delay each way between the server and PostgreSQL in the delayed runs |
 | \`BENCH_WEBHOOK_*\` | | the webhook part's settings (see bench/webhooks.ts) |
 | \`BENCH_REDMINE_URL\`, \`BENCH_REDMINE_KEY\` | | a Redmine to rename projects on beside this server, and an administrator's API key (bench/redmine.ts; bench/redmine/setup.sh installs one); no side-by-side without them |
-| \`BENCH_REDMINE_DATABASE\`, \`BENCH_REDMINE_ROUNDS\` | redmine, 3 | Redmine's database on the same PostgreSQL server (for its backends' CPU), and the turns each side takes at each connection count |
+| \`BENCH_REDMINE_DATABASE\`, \`BENCH_REDMINE_ROUNDS\` | redmine, 3 | Redmine's database on the same PostgreSQL server (for its backends' CPU, its statements, and the VACUUM before each run), and the turns each side takes at each connection count |
 ${Object.entries(FLAGS).map(([flag, meaning]) => `| \`${flag}\` | | ${meaning} |`).join('\n')}
 
 Nothing here is asserted: the targets are printed beside the figures.

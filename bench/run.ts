@@ -33,19 +33,18 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CompiledQuery } from 'kysely'
-import pg from 'pg'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
 import { idleCpuMsPerSecond, load, quiet, quietMachine, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
-import { pgbenchScript, runPgbench, statementLabel, statementStatsMissing, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
+import { connected, pgbenchScript, runPgbench, statementLabel, statementStatsMissing, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { monotonicUs, profileRuns, type ProfiledRun, type Window } from './profile.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
-import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, redmineStatements, vacuumRedmine, type RedmineFigures, type RedmineRun } from './redmine.js'
+import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, redmineStatements, type RedmineFigures, type RedmineRun } from './redmine.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 import { FLAGS, positive } from './options.js'
 
@@ -125,17 +124,6 @@ function withDatabase (url: string, database: string): string {
   return u.toString()
 }
 
-/** `work` on a connection of its own to `url`, closed afterwards. */
-async function connected<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
-
 /** The bench database anew (and no replay copy); PostgreSQL's version. */
 async function recreateDatabase (url: string): Promise<string> {
   return await connected(url, async (client) => {
@@ -186,28 +174,26 @@ async function roundTripMs (url: string): Promise<number> {
  * PostgreSQL runs, read after. Otherwise the reason it is not there.
  */
 async function statementStats (url: string, action: 'reset' | 'read'): Promise<StatementStats> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const missing = await statementStatsMissing(client)
-    if (missing !== null) return { available: false, reason: missing }
-    if (action === 'reset') {
-      await client.query('SELECT pg_stat_statements_reset()')
-      return { available: true, top: [], operationCalls: 0 }
+  return await connected(url, async (client): Promise<StatementStats> => {
+    try {
+      const missing = await statementStatsMissing(client)
+      if (missing !== null) return { available: false, reason: missing }
+      if (action === 'reset') {
+        await client.query('SELECT pg_stat_statements_reset()')
+        return { available: true, top: [], operationCalls: 0 }
+      }
+      const { rows: [own] } = await client.query<{ calls: string | null }>(
+        `SELECT sum(calls) AS calls FROM pg_stat_statements
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE 'with "token" as %'`)
+      const { rows } = await client.query<{ calls: string, total: number, mean: number, rows: string, query: string }>(
+        `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, rows, query FROM pg_stat_statements
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+         ORDER BY total_exec_time DESC LIMIT 8`)
+      return { available: true, top: rows.map((r) => ({ calls: Number(r.calls), totalMs: r.total, meanMs: r.mean, rows: Number(r.rows), query: r.query })), operationCalls: Number(own!.calls ?? 0) }
+    } catch (error) {
+      return { available: false, reason: `pg_stat_statements could not be read: ${(error as Error).message}` }
     }
-    const { rows: [own] } = await client.query<{ calls: string | null }>(
-      `SELECT sum(calls) AS calls FROM pg_stat_statements
-       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE 'with "token" as %'`)
-    const { rows } = await client.query<{ calls: string, total: number, mean: number, rows: string, query: string }>(
-      `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, rows, query FROM pg_stat_statements
-       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-       ORDER BY total_exec_time DESC LIMIT 8`)
-    return { available: true, top: rows.map((r) => ({ calls: Number(r.calls), totalMs: r.total, meanMs: r.mean, rows: Number(r.rows), query: r.query })), operationCalls: Number(own!.calls ?? 0) }
-  } catch (error) {
-    return { available: false, reason: `pg_stat_statements could not be read: ${(error as Error).message}` }
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 /** bench_tags anew, for a conditional pgbench run: the runs before changed the projects. */
@@ -517,23 +503,24 @@ async function main (): Promise<void> {
         servers.push(server)
         const targets = dataset.normal
         const redmineUrl = withDatabase(options.url, redmineSettings.database)
-        // Both databases vacuumed before each side's runs, as autovacuum would keep
-        // them (bench/redmine.ts); load() waits for a quiet machine, Redmine's runs here.
-        const vacuumBoth = async () => {
+        // Before each run of either side: the other side quiet, and both databases
+        // vacuumed, as autovacuum would keep them (bench/redmine.ts). load() then waits
+        // for a quiet machine; Redmine's runs wait here.
+        const settle = async (others: number | readonly number[]) => {
+          await quiet(others)
           await vacuum(benchUrl)
-          const failed = await vacuumRedmine(redmineUrl)
-          if (failed !== null) step(`  ${failed}`)
+          await vacuum(redmineUrl).catch((error: Error) => { step(`  VACUUM of Redmine's database failed: ${error.message}`) })
         }
         const redmineTurn = async () => {
-          await quiet(server.pid)
-          await vacuumBoth()
+          await settle(server.pid)
           const waited = await quietMachine()
           if (waited !== null) step(`  ${waited}`)
         }
+        const pumas = processes.map((p) => p.pid)
         // One unrecorded turn a side at the highest connection count (bench/redmine.ts).
         const high = Math.max(...options.connections)
         step(`  warm-up turns at ${high} connections, ${options.duration} s a side`)
-        await vacuumBoth()
+        await settle(pumas)
         await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections: high, seconds: options.duration, database: DATABASE })
         await redmineTurn()
         await redmineRename(redmineSettings, ids, high, options.duration)
@@ -543,8 +530,7 @@ async function main (): Promise<void> {
           const ours: LoadResult[] = []
           const theirs: RedmineRun[] = []
           for (let round = 1; round <= redmineSettings.rounds; round++) {
-            await quiet(processes.map((p) => p.pid))
-            await vacuumBoth()
+            await settle(pumas)
             const o = await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections, seconds: options.duration, database: DATABASE })
             ours.push(o)
             step(`  beside Redmine, turn ${round} at ${connections} connections: this server ${o.rps.toFixed(0)} req/s, p99 ${o.p99} ms`)
@@ -556,7 +542,7 @@ async function main (): Promise<void> {
           runs.push({ connections, ours, redmine: theirs })
         }
         await server.stop()
-        await quiet(processes.map((p) => p.pid))
+        await quiet(pumas)
         const answered = runs.reduce((sum, run) => sum + run.redmine.reduce((n, r) => n + r.requests, 0), 0)
         const statements = reset ?? await redmineStatements(benchUrl, redmineSettings, 'read', answered)
         redmine = { url: redmineSettings.url, projects: ids.length, processes: processes.map((p) => p.command), rounds: redmineSettings.rounds, seconds: options.duration, runs, statements }

@@ -333,9 +333,8 @@ export async function seedDataset (db: Db, size: DatasetSize, options: { tokenCo
   }
   await Promise.all(Array.from({ length: Math.max(1, options.tokenConcurrency) }, worker))
   // The tables as a database in service has them, vacuumed (hint bits set, the
-  // visibility map made) and analysed: otherwise autovacuum comes for every freshly
-  // loaded table about a minute later, in the middle of the measured runs (seen taking
-  // 30-40 % of the machine during the first runs).
+  // visibility map made) and analysed: otherwise the first runs pay for that work, or
+  // autovacuum does it in the middle of the measured runs (where it runs at all).
   await db.executeQuery(CompiledQuery.raw('VACUUM (ANALYZE)'))
 
   const set = (kind: TargetRow['kind']): Target[] => targets.filter((t) => t.kind === kind)
