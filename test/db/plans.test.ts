@@ -247,3 +247,40 @@ t.test('projects/get reads each contributor\'s person once, with the binding', a
   const lookups = nodes(plan).filter((n) => n['Relation Name'] === 'people').reduce((sum, n) => sum + Number(n['Actual Loops']), 0)
   t.equal(lookups, 2 + people.length, `${lookups} reads of people for ${people.length} contributors`)
 })
+
+t.test('projects/get reads a project\'s subscriptions from their index alone, in order', async (t) => {
+  // The subscription list (in the order of subscribing) and each contributor's
+  // subscription come from one index that holds what both read: the rows, which
+  // one change at a time scatters over the table, are not visited, nor sorted.
+  const company = await createCompany(db)
+  const reader = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [reader.id])
+  const project = await createProject(db, space, { access: { space: 10 } })
+  const people = await Promise.all(Array.from({ length: 12 }, (_, i) => createPerson(db, company.id, { fullName: `Subscriber ${i}` })))
+  await addContributor(db, project.id, people[0]!.id, 'champion')
+  const list = await db.insertInto('subscription_lists').values({ project_id: project.id }).returning('id').executeTakeFirstOrThrow()
+  // Subscribed one at a time, in the reverse order of their names.
+  for (const [i, person] of [...people].reverse().entries()) {
+    await db.insertInto('subscriptions').values({ subscription_list_id: list.id, person_id: person.id, type: 'joined', canceled: i === 3, inserted_at: sql<Date>`now() + ${i} * interval '1 second'` }).execute()
+  }
+  // Other projects' lists, as a database of many projects has them.
+  await sql`
+    WITH p AS (INSERT INTO projects (company_id, space_id, name) SELECT ${company.id}::uuid, ${space.id}::uuid, 'Listed ' || i FROM generate_series(1, 300) i RETURNING id),
+    l AS (INSERT INTO subscription_lists (project_id) SELECT id FROM p RETURNING id)
+    INSERT INTO subscriptions (subscription_list_id, person_id, type) SELECT l.id, pe.id, 'joined' FROM l, unnest(${sql.val(people.map((p) => p.id))}::uuid[]) pe(id)`.execute(db)
+  await sql`VACUUM ANALYZE subscriptions`.execute(db)
+  await sql`ANALYZE subscription_lists`.execute(db)
+
+  const { token } = await tokenFor(db, reader.email)
+  sent.length = 0
+  const res = await app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id: project.publicId }, headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 200)
+  const body = res.json().project
+  t.same(body.subscription_list.subscriptions.map((s: { person: { full_name: string } }) => s.person.full_name), [...people].reverse().map((p) => p.full_name), 'in the order of subscribing')
+  t.same(body.potential_subscribers.map((s: { is_subscribed: boolean }) => s.is_subscribed), [true], 'the champion is subscribed')
+  t.equal(sent.length, 1, 'one statement')
+
+  const reads = nodes(await planOf(sent[0]!)).filter((n) => n['Relation Name'] === 'subscriptions')
+  t.ok(reads.length >= 2, `the list and the contributors' subscriptions are read (${reads.length} reads)`)
+  t.same(reads.map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}`), reads.map(() => 'Index Only Scan subscriptions_list_order_idx'), 'each from the index alone')
+})
