@@ -578,6 +578,23 @@ t.test('a timeframe with only an end: the start is null, the end complete', asyn
   t.same(project.timeframe, { contextual_start_date: null, contextual_end_date: { date_type: 'day', value: '2027-05-05', date: '2027-05-05' } })
 })
 
+t.test('milestones_ordering_state names only milestones the project still has, in its stored order', async (t) => {
+  // The stored order can outlive a milestone (deleted) or name another project's;
+  // those ids are left out, duplicates and the rest's order kept as stored.
+  const O = await createProject(db, space, { name: 'Ordered', access: { company: 10 } })
+  const other = await createProject(db, space, { name: 'Other ordered', access: { company: 10 } })
+  const add = (projectId: string, title: string) => db.insertInto('project_milestones')
+    .values({ project_id: projectId, title, status: 'pending' }).returning('id').executeTakeFirstOrThrow()
+  const [a, b, gone, foreign] = [await add(O.id, 'A'), await add(O.id, 'B'), await add(O.id, 'Gone'), await add(other.id, 'Foreign')]
+  const stored = [b.id, gone.id, foreign.id, a.id, b.id]
+  await db.updateTable('projects').set({ milestones_ordering_state: sql<string[]>`ARRAY[${sql.join(stored.map((id) => sql`${id}::uuid`))}]` }).where('id', '=', O.id).execute()
+  await db.deleteFrom('project_milestones').where('id', '=', gone.id).execute()
+
+  const project = (await client(app, tokens.admin).get(O.publicId)).json().project
+  t.same(project.milestones_ordering_state, [b.id, a.id, b.id].map(shortId))
+  t.same(project.milestones.map((m: { title: string }) => m.title), ['B', 'A'], 'the milestones in that order')
+})
+
 // ---- Derived status ------------------------------------------------------------
 
 async function statusOf (options: {
