@@ -224,15 +224,21 @@ t.test('a description change looks up the people it notifies, not everyone in th
   t.same(read.map((n) => `${String(n['Relation Name'])} as ${String(n.Alias)}`), [], 'neither people nor space_members is read whole')
 })
 
-t.test('projects/get reads each contributor\'s person once, with the binding', async (t) => {
-  // The contributors' list joins people for the order (by name) and to leave out
-  // suspended people; the person nested in each entry is that joined row, not a
-  // second lookup of the same one.
+/** A project its space reads (the reader a member), and `count` other people of its company named `<name> <i>`. */
+async function spaceProject (count: number, name: string) {
   const company = await createCompany(db)
   const reader = await createPerson(db, company.id)
   const space = await createSpace(db, company.id, [reader.id])
   const project = await createProject(db, space, { access: { space: 10 } })
-  const people = await Promise.all(Array.from({ length: 6 }, (_, i) => createPerson(db, company.id, { fullName: `Contributor ${i}` })))
+  const people = await Promise.all(Array.from({ length: count }, (_, i) => createPerson(db, company.id, { fullName: `${name} ${i}` })))
+  return { company, reader, space, project, people }
+}
+
+t.test('projects/get reads each contributor\'s person once, with the binding', async (t) => {
+  // The contributors' list joins people for the order (by name) and to leave out
+  // suspended people; the person nested in each entry is that joined row, not a
+  // second lookup of the same one.
+  const { reader, project, people } = await spaceProject(6, 'Contributor')
   for (const [i, person] of people.entries()) await addContributor(db, project.id, person.id, i === 0 ? 'champion' : 'contributor')
   const { token } = await tokenFor(db, reader.email)
   sent.length = 0
@@ -252,11 +258,7 @@ t.test('projects/get reads a project\'s subscriptions from their index alone, in
   // The subscription list (in the order of subscribing) and each contributor's
   // subscription come from one index that holds what both read: the rows, which
   // one change at a time scatters over the table, are not visited, nor sorted.
-  const company = await createCompany(db)
-  const reader = await createPerson(db, company.id)
-  const space = await createSpace(db, company.id, [reader.id])
-  const project = await createProject(db, space, { access: { space: 10 } })
-  const people = await Promise.all(Array.from({ length: 12 }, (_, i) => createPerson(db, company.id, { fullName: `Subscriber ${i}` })))
+  const { company, reader, space, project, people } = await spaceProject(12, 'Subscriber')
   await addContributor(db, project.id, people[0]!.id, 'champion')
   const list = await db.insertInto('subscription_lists').values({ project_id: project.id }).returning('id').executeTakeFirstOrThrow()
   // Subscribed one at a time, in the reverse order of their names.
