@@ -88,7 +88,7 @@ export const SUBSCRIPTION_TABLES = subscriptionSources('subscription_lists', 'su
  */
 export const CHILD_COLUMNS = [
   'space_name', 'is_pinned', 'my_role', 'contributors', 'goal', 'key_resources', 'last_check_in',
-  'milestones', 'notifications', 'subscription_list', 'retrospective', 'task_statuses'
+  'milestones', 'milestones_ordering_state', 'notifications', 'subscription_list', 'retrospective', 'task_statuses'
 ] as const
 
 export type ChildColumn = typeof CHILD_COLUMNS[number]
@@ -181,9 +181,10 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .orderBy('m.due_date', (ob) => ob.asc().nullsLast())
         .orderBy('m.inserted_at').orderBy('m.id'))),
 
-      // As stored: ids of milestones since deleted (or never the project's) are left
-      // out by the presenter, which has the project's milestones (presenters/project.ts).
-      'p.milestones_ordering_state',
+      child('milestones_ordering_state', () => sql<string[]>`to_json(ARRAY(
+        SELECT o.id FROM unnest(p.milestones_ordering_state) WITH ORDINALITY AS o(id, n)
+        WHERE EXISTS (SELECT 1 FROM project_milestones m WHERE m.id = o.id AND m.project_id = p.id)
+        ORDER BY o.n))`),
 
       child('notifications', () => jsonArrayFrom(eb.selectFrom('notifications as n')
         .whereRef('n.project_id', '=', 'p.id')

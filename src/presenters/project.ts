@@ -79,16 +79,6 @@ export function toTimeframe (r: TimeframeRow): Project['timeframe'] {
   return start || end ? { contextual_start_date: start, contextual_end_date: end } : null
 }
 
-/**
- * The milestones' order as the project stores it, without the ids of milestones it
- * no longer has (deleted, or never its own): in SQL this took a subquery of its
- * own in every aggregate, for what the project's milestones already tell.
- */
-export function orderingState (stored: readonly string[], milestones: ReadonlyArray<{ id: string }>): string[] {
-  const own = new Set(milestones.map((m) => m.id))
-  return stored.filter((id) => own.has(id)).map(shortId)
-}
-
 /** SPEC part 6: the widest audience that has any access names the privacy. */
 export function privacy (levels: { public_access: number, company_access: number, space_access: number }): Project['privacy'] {
   if (levels.public_access > 0) return 'public'
@@ -227,7 +217,7 @@ export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Proj
       : null,
     milestones,
     next_milestone: nextMilestone(milestones),
-    milestones_ordering_state: orderingState(row.milestones_ordering_state, row.milestones),
+    milestones_ordering_state: row.milestones_ordering_state.map(shortId),
     my_role: row.my_role ?? null,
     notifications: row.notifications.map(toNotification),
     permissions: permissions(row.level),
