@@ -22,7 +22,6 @@
 // the database projects_bench_etag is recreated on it and dropped at the end),
 // ETAG_BENCH_CALLS (default 400), ETAG_BENCH_ROUNDS (default 5).
 import { CompiledQuery, sql } from 'kysely'
-import pg from 'pg'
 import { loadConfig } from '../src/config.js'
 import { ACCESS, accessLevel } from '../src/db/access.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
@@ -30,6 +29,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { findProject, projectAggregate, projectSource } from '../src/db/project-aggregate.js'
 import { updateProjectField } from '../src/db/project-mutations.js'
 import { nameStatement } from '../src/db/statement-names.js'
+import { connected } from './postgres.js'
 import { DEFAULT_SIZE, seedDataset } from './seed.js'
 
 const URL_ = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -38,9 +38,7 @@ const CALLS = Number(process.env.ETAG_BENCH_CALLS ?? 400)
 const ROUNDS = Number(process.env.ETAG_BENCH_ROUNDS ?? 5)
 
 async function admin (query: string): Promise<void> {
-  const client = new pg.Client({ connectionString: URL_ })
-  await client.connect()
-  try { await client.query(query) } finally { await client.end() }
+  await connected(URL_, async (client) => { await client.query(query) })
 }
 
 /** projects/get's statement before conditional requests: no fence, no tag. */

@@ -294,11 +294,16 @@ export async function quiet (pids: number | readonly number[]): Promise<void> {
   }
 }
 
-/** The busiest processes over the last interval, from two readings of /proc: `pid command (ticks)`. */
+/** The CPU ticks of every process, by pid. */
+function allProcessTicks (): Map<string, number> {
+  const ticks = new Map<string, number>()
+  for (const pid of readdirSync('/proc')) if (/^\d+$/.test(pid)) ticks.set(pid, processTicks(pid))
+  return ticks
+}
+
+/** The busiest processes since `before` (allProcessTicks): `pid command (ms)`. */
 function busiest (before: Map<string, number>): string[] {
-  const after = new Map<string, number>()
-  for (const pid of readdirSync('/proc')) if (/^\d+$/.test(pid)) after.set(pid, processTicks(pid))
-  return [...after].map(([pid, ticks]) => ({ pid, ticks: ticks - (before.get(pid) ?? ticks) }))
+  return [...allProcessTicks()].map(([pid, ticks]) => ({ pid, ticks: ticks - (before.get(pid) ?? ticks) }))
     .filter((p) => p.ticks > 0).sort((a, b) => b.ticks - a.ticks).slice(0, 3)
     .map((p) => {
       let command = '?'
@@ -319,8 +324,7 @@ function busiest (before: Map<string, number>): string[] {
  */
 export async function quietMachine (): Promise<string | null> {
   const started = Date.now()
-  const snapshot = () => new Map([...readdirSync('/proc')].filter((pid) => /^\d+$/.test(pid)).map((pid) => [pid, processTicks(pid)]))
-  let processes = snapshot()
+  let processes = allProcessTicks()
   let busy: string[] = []
   while (Date.now() - started < 15_000) {
     const before = machineTicks()
@@ -329,7 +333,7 @@ export async function quietMachine (): Promise<string | null> {
     if (before === null || after === null || after.total === before.total) return null
     if ((after.busy - before.busy) / (after.total - before.total) < 0.1) break
     busy = busiest(processes)
-    processes = snapshot()
+    processes = allProcessTicks()
   }
   const waited = Date.now() - started
   return waited > 1000 ? `waited ${(waited / 1000).toFixed(1)} s for the machine to go quiet (busiest: ${busy.join('; ') || 'none found'})` : null

@@ -29,7 +29,7 @@ import { request } from 'undici'
 import { backendTicks, processTicks, ticksToMs, type LoadResult } from './load.js'
 import { NAME_PREFIX, newName } from './operations.js'
 import { positive } from './options.js'
-import { connected, statementStatsMissing } from './pgbench.js'
+import { connected, statementStatsMissing } from './postgres.js'
 
 export interface RedmineOptions {
   url: string

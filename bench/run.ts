@@ -39,7 +39,8 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
 import { idleCpuMsPerSecond, load, quiet, quietMachine, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
-import { connected, pgbenchScript, runPgbench, statementLabel, statementStatsMissing, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
+import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
+import { connected, statementStatsMissing } from './postgres.js'
 import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { monotonicUs, profileRuns, type ProfiledRun, type Window } from './profile.js'
@@ -372,9 +373,17 @@ async function main (): Promise<void> {
     }
 
     const statsBefore = await statementStats(benchUrl, 'reset')
-    /** A server of the build with the bench's settings and `env`, stopped at the end whatever happens. */
-    const start = async (name: string, env: Record<string, string>): Promise<Server> => {
-      const server = await startServer({ entry, logFile: path.join(tmp, `server-${name}.log`), nodeArgs: nodeArgs(name), env: { ...serverEnv(options.poolSize), ...env } })
+    /**
+     * A server of the build with the bench's settings (the pool of `poolSize`) and
+     * `env`, its log `server-<name>.log`, stopped at the end whatever happens.
+     */
+    const start = async (name: string, env: Record<string, string>, settings: { poolSize?: number, nodeArgs?: string[] } = {}): Promise<Server> => {
+      const server = await startServer({
+        entry,
+        logFile: path.join(tmp, `server-${name}.log`),
+        nodeArgs: settings.nodeArgs ?? nodeArgs(name),
+        env: { ...serverEnv(settings.poolSize ?? options.poolSize), ...env }
+      })
       servers.push(server)
       step(`  ready; RSS ${server.idleRssMb.toFixed(0)} MB before any load`)
       return server
@@ -455,12 +464,7 @@ async function main (): Promise<void> {
         const direct = await roundTripMs(benchUrl)
         const through = await roundTripMs(proxied.toString())
         step(`proxy: ${options.delayMs} ms each way; SELECT 1 round trip ${direct.toFixed(2)} ms direct, ${through.toFixed(2)} ms through the proxy`)
-        const server = await startServer({
-          entry,
-          logFile: path.join(tmp, 'server-delayed.log'),
-          env: { ...serverEnv(options.delayedPoolSize), DATABASE_URL: proxied.toString() }
-        })
-        servers.push(server)
+        const server = await start('delayed', { DATABASE_URL: proxied.toString() }, { poolSize: options.delayedPoolSize })
         const run = await drive(server, dataset, `PostgreSQL +${options.delayMs} ms each way`, DATABASE, DELAYED_OPERATIONS)
         await server.stop()
         delayed = { delayMs: options.delayMs, poolSize: options.delayedPoolSize, roundTripMs: { direct, proxied: through }, results: run.results }
@@ -473,12 +477,7 @@ async function main (): Promise<void> {
     let unkept: Unkept | null = null
     if (options.unkept) {
       await vacuum(benchUrl)
-      const server = await startServer({
-        entry,
-        logFile: path.join(tmp, 'server-unkept.log'),
-        env: { ...serverEnv(options.poolSize), DATABASE_URL: benchUrl, ANSWER_CACHE_MB: '0' }
-      })
-      servers.push(server)
+      const server = await start('unkept', { DATABASE_URL: benchUrl, ANSWER_CACHE_MB: '0' })
       const run = await drive(server, dataset, 'PostgreSQL, ANSWER_CACHE_MB=0', DATABASE, UNKEPT_OPERATIONS)
       await server.stop()
       unkept = { results: run.results }
@@ -495,12 +494,7 @@ async function main (): Promise<void> {
         await checkRedmine(redmineSettings, ids[0]!)
         const processes = redmineProcesses()
         step(`Redmine at ${redmineSettings.url}: ${ids.length} projects, ${processes.length} puma processes`)
-        const server = await startServer({
-          entry,
-          logFile: path.join(tmp, 'server-redmine.log'),
-          env: { ...serverEnv(options.poolSize), DATABASE_URL: benchUrl }
-        })
-        servers.push(server)
+        const server = await start('redmine', { DATABASE_URL: benchUrl })
         const targets = dataset.normal
         const redmineUrl = withDatabase(options.url, redmineSettings.database)
         // Before each run of either side: the other side quiet, and both databases
@@ -559,13 +553,7 @@ async function main (): Promise<void> {
       await vacuum(benchUrl)
       const dir = path.join(tmp, 'profile-runs')
       const connections = Math.max(...options.connections)
-      const server = await startServer({
-        entry,
-        logFile: path.join(tmp, 'server-profile.log'),
-        nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-        env: { ...serverEnv(options.poolSize), DATABASE_URL: benchUrl }
-      })
-      servers.push(server)
+      const server = await start('profile', { DATABASE_URL: benchUrl }, { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] })
       const windows: Window[] = []
       for (const operation of OPERATIONS) {
         const targets = dataset[TARGET_SETS[operation]]

@@ -30,7 +30,6 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { CompiledQuery } from 'kysely'
-import pg from 'pg'
 import { request } from 'undici'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
@@ -41,6 +40,7 @@ import { load, RssSampler, startServer, type LoadResult } from './load.js'
 import { httpRequest, randomRevision, type Target } from './operations.js'
 import { DEFAULT_SIZE, seedDataset } from './seed.js'
 import { positive } from './options.js'
+import { connected } from './postgres.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DATABASE = 'projects_bench_webhooks'
@@ -89,12 +89,6 @@ export function webhookBenchOptions (): WebhookBenchOptions {
 const started = performance.now()
 function step (message: string): void {
   process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] webhooks: ${message}\n`)
-}
-
-async function admin<T> (url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try { return await fn(client) } finally { await client.end() }
 }
 
 /** What the receiver saw: one arrival per request, with the event's commit time. */
@@ -178,7 +172,7 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<{ tex
   const lines: string[] = []
   const say = (line: string) => { lines.push(line); step(line) }
   try {
-    await admin(options.url, async (c) => {
+    await connected(options.url, async (c) => {
       await c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
       await c.query(`CREATE DATABASE ${DATABASE}`)
     })
@@ -300,7 +294,7 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<{ tex
   } finally {
     for (const p of processes) await p.stop()
     await new Promise((resolve) => hooks.server.close(resolve))
-    await admin(options.url, (c) => c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)).catch(() => {})
+    await connected(options.url, (c) => c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)).catch(() => {})
     await rm(tmp, { recursive: true, force: true })
   }
   return { text: lines.join('\n') + '\n', figures }
