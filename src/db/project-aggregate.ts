@@ -8,13 +8,13 @@ import { ACCESS, accessLevel, contributorLevel } from './access.js'
 import { value } from './prepared.js'
 import { prepareForCaller, runAs, type Actor } from './caller.js'
 import { fenced, projectTag } from './project-etag.js'
-import type { ContributorRole, Database, PeopleTable, ProjectsTable, SubscriptionListsTable, SubscriptionsTable } from './types.js'
+import type { ContributorRole, Database, PersonJson, ProjectChildrenTable, ProjectsTable, SubscriptionListsTable, SubscriptionsTable } from './types.js'
 
 /** The columns of a person as the aggregate nests them. */
 const PERSON_COLUMNS = ['id', 'full_name', 'email', 'title', 'avatar_url', 'type'] as const
 
 /** A person as the aggregate nests them (JSON: no Date columns). */
-export type PersonRow = Pick<Selectable<PeopleTable>, typeof PERSON_COLUMNS[number]>
+export type PersonRow = PersonJson
 
 /** The person whose id `id` holds, as a JSON object. */
 function person (id: Expression<string | null>): RawBuilder<PersonRow | null> {
@@ -60,16 +60,17 @@ export function projectSource (name: string): ProjectSource {
 const PROJECTS = projectSource('projects')
 
 /**
- * Where the aggregate reads subscription lists (alias `sl`) and subscriptions
- * (alias `sub`): the tables, or CTEs of the same columns that add what the
- * aggregate's own statement has just written (which its snapshot cannot see).
+ * Subscription lists (alias `sl`) and subscriptions (alias `sub`) as a statement
+ * sees them after its own writes: CTEs of the tables' columns that add what the
+ * statement has just written, which neither its snapshot nor the project's kept
+ * children (project_children, refreshed when the statement ends) have yet.
  */
 export interface SubscriptionSources {
   lists: AliasedRawBuilder<Selectable<SubscriptionListsTable>, 'sl'>
   subscriptions: AliasedRawBuilder<Selectable<SubscriptionsTable>, 'sub'>
 }
 
-/** Subscription sources named `lists` and `subscriptions`: the tables or CTEs of their columns. */
+/** Subscription sources named `lists` and `subscriptions`: CTEs of the tables' columns. */
 export function subscriptionSources (lists: string, subscriptions: string): SubscriptionSources {
   return {
     lists: sql<Selectable<SubscriptionListsTable>>`${sql.table(lists)}`.as('sl'),
@@ -77,27 +78,27 @@ export function subscriptionSources (lists: string, subscriptions: string): Subs
   }
 }
 
-/** The aggregate's subscriptions read from their tables. */
-export const SUBSCRIPTION_TABLES = subscriptionSources('subscription_lists', 'subscriptions')
+/** The children a project keeps built (project_children), in the aggregate's order. */
+const KEPT_COLUMNS = [
+  'contributors', 'goal', 'key_resources', 'last_check_in', 'milestones', 'milestones_ordering_state', 'subscription_list',
+  'retrospective', 'task_statuses'
+] as const satisfies ReadonlyArray<keyof ProjectChildrenTable>
 
 /**
  * The aggregate's columns that its child rows and the reader make: everything but
  * the project's own columns. They hang on the row's id, space, goal and order of
- * milestones, which neither mutation changes, so a statement that has built them
+ * milestones, which neither mutation changes, so a statement that has read them
  * for the row before its change can reuse them for the row after it.
  */
-export const CHILD_COLUMNS = [
-  'space_name', 'is_pinned', 'my_role', 'contributors', 'goal', 'key_resources', 'last_check_in',
-  'milestones', 'milestones_ordering_state', 'notifications', 'subscription_list', 'retrospective', 'task_statuses'
-] as const
+export const CHILD_COLUMNS = ['space_name', 'is_pinned', 'my_role', ...KEPT_COLUMNS, 'notifications'] as const
 
 export type ChildColumn = typeof CHILD_COLUMNS[number]
 
 /**
- * Child columns already built in the statement, in the one row of its FROM item
+ * Child columns already read in the statement, in the one row of its FROM item
  * `row` (named as the aggregate names them), for the same project and person:
- * the aggregate takes them from there instead of building them again, but those
- * of `except` (which what the statement wrote has changed).
+ * the aggregate takes them from there instead, but those of `except` (which what
+ * the statement wrote has changed).
  */
 export interface BuiltChildren {
   row: string
@@ -105,27 +106,41 @@ export interface BuiltChildren {
 }
 
 /**
- * The whole aggregate of the project row in `source`, for this person, minus the
- * access level (each caller knows it already). Child rows come from the statement's
- * snapshot; the project's own columns from `source`, so a mutation can pass the row
- * it has just written. The columns' order is the tag's (db/project-etag.ts): every
- * way of building the aggregate gives the same row.
+ * How the aggregate reads what is not the project's own: `written`, the
+ * subscriptions as the statement has changed them, from which contributors (who is
+ * subscribed) and the subscription list are built instead of kept ones; `built`,
+ * children the statement has already read.
  */
-export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: Expression<string>,
-  subscriptions: SubscriptionSources = SUBSCRIPTION_TABLES, built?: BuiltChildren) {
+export interface AggregateSources {
+  written?: SubscriptionSources
+  built?: BuiltChildren
+}
+
+/**
+ * The whole aggregate of the project row in `source`, for this person, minus the
+ * access level (each caller knows it already). The project's own columns come
+ * from `source`, so a mutation can pass the row it has just written; its children
+ * as kept built in project_children, in the statement's snapshot; what depends on
+ * the person (pinned, their role, their unread notifications) is read here. The
+ * columns' order is the tag's (db/project-etag.ts): every way of reading the
+ * aggregate gives the same row.
+ */
+export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: Expression<string>, { written, built }: AggregateSources = {}) {
+  const fresh: readonly ChildColumn[] = written === undefined ? [] : ['contributors', 'subscription_list']
+  const reused = (name: ChildColumn) => built !== undefined && built.except?.includes(name) !== true && !fresh.includes(name)
+  const keptOnly = KEPT_COLUMNS.every((name) => reused(name) || fresh.includes(name))
   const from = built === undefined
     ? db.selectFrom(source)
     : db.selectFrom(source).innerJoin(sql`${sql.table(built.row)}`.as('built'), (join) => join.onTrue())
-  const child = <N extends ChildColumn, T> (name: N, build: () => AliasableExpression<T>): AliasedExpression<T, N> =>
-    built !== undefined && built.except?.includes(name) !== true
-      ? sql<T>`${sql.ref(`built.${name}`)}`.as(name)
-      : build().as(name)
-  return from
+  const withKept = keptOnly && reused('space_name') ? from : from.innerJoin('project_children as pc', 'pc.project_id', 'p.id')
+  const child = <N extends ChildColumn, T> (name: N, read: () => AliasableExpression<T>): AliasedExpression<T, N> =>
+    reused(name) ? sql<T>`${sql.ref(`built.${name}`)}`.as(name) : read().as(name)
+  const kept = <N extends ChildColumn & keyof ProjectChildrenTable> (name: N) =>
+    child(name, () => sql<ProjectChildrenTable[N]>`${sql.ref(`pc.${name}`)}`)
+  return withKept
     .select((eb) => [
       'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id',
-      // A subquery, not a join: joining spaces to a mutation's CTE row, the planner
-      // chose to scan every space.
-      child('space_name', () => eb.selectFrom('spaces as s').select('s.name').whereRef('s.id', '=', 'p.space_id').$asScalar().$notNull()),
+      kept('space_name'),
       'p.public_access', 'p.company_access', 'p.space_access',
       'p.archived_at', 'p.closed_at', 'p.inserted_at', 'p.updated_at',
       'p.next_check_in_scheduled_at', 'p.next_update_scheduled_at',
@@ -137,54 +152,12 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .whereRef('pin.project_id', '=', 'p.id').where('pin.person_id', '=', personId))),
       child('my_role', () => eb.selectFrom('project_contributors as c').select('c.role')
         .whereRef('c.project_id', '=', 'p.id').where('c.person_id', '=', personId).$asScalar().$castTo<ContributorRole | null>()),
-
-      child('contributors', () => jsonArrayFrom(eb.selectFrom('project_contributors as c')
-        .innerJoin('people as cp', 'cp.id', 'c.person_id')
-        .whereRef('c.project_id', '=', 'p.id')
-        .where('cp.suspended_at', 'is', null)
-        .select((eb) => [
-          'c.id', 'c.role', 'c.responsibility', contributorLevel(eb.table('c')).as('access_level'),
-          joinedPerson('cp').as('person'),
-          eb.exists(eb.selectFrom(subscriptions.lists)
-            .innerJoin(subscriptions.subscriptions, 'sub.subscription_list_id', 'sl.id')
-            .select(sql.lit(1).as('one'))
-            .whereRef('sl.project_id', '=', 'p.id')
-            .whereRef('sub.person_id', '=', 'c.person_id')
-            .where('sub.canceled', '=', false)).as('is_subscribed')
-        ])
-        .orderBy(sql`CASE c.role WHEN 'champion' THEN 0 WHEN 'reviewer' THEN 1 ELSE 2 END`)
-        .orderBy('cp.full_name').orderBy('c.id'))),
-
-      child('goal', () => jsonObjectFrom(eb.selectFrom('goals as g')
-        .whereRef('g.id', '=', 'p.goal_id')
-        .select(['g.id', 'g.name', 'g.status', 'g.closed_at', 'g.archived_at', 'g.inserted_at', 'g.updated_at', ...timeframeColumns('g')]))),
-
-      child('key_resources', () => jsonArrayFrom(eb.selectFrom('project_key_resources as kr')
-        .whereRef('kr.project_id', '=', 'p.id')
-        .select(['kr.id', 'kr.title', 'kr.link', 'kr.resource_type'])
-        .orderBy('kr.inserted_at').orderBy('kr.id'))),
-
-      child('last_check_in', () => jsonObjectFrom(eb.selectFrom('project_check_ins as ci')
-        .whereRef('ci.project_id', '=', 'p.id')
-        .select((eb) => [
-          'ci.id', 'ci.status', 'ci.description', 'ci.inserted_at', 'ci.acknowledged_at',
-          person(eb.ref('ci.author_id')).$notNull().as('author'),
-          person(eb.ref('ci.acknowledged_by_id')).as('acknowledged_by')
-        ])
-        .orderBy('ci.inserted_at', 'desc').orderBy('ci.id', 'desc')
-        .limit(1))),
-
-      child('milestones', () => jsonArrayFrom(eb.selectFrom('project_milestones as m')
-        .whereRef('m.project_id', '=', 'p.id')
-        .select(['m.id', 'm.title', 'm.status', 'm.description', sql<string | null>`m.due_date::text`.as('due_date'), 'm.completed_at', 'm.inserted_at'])
-        .orderBy(sql`array_position(p.milestones_ordering_state, m.id)`, (ob) => ob.asc().nullsLast())
-        .orderBy('m.due_date', (ob) => ob.asc().nullsLast())
-        .orderBy('m.inserted_at').orderBy('m.id'))),
-
-      child('milestones_ordering_state', () => sql<string[]>`to_json(ARRAY(
-        SELECT o.id FROM unnest(p.milestones_ordering_state) WITH ORDINALITY AS o(id, n)
-        WHERE EXISTS (SELECT 1 FROM project_milestones m WHERE m.id = o.id AND m.project_id = p.id)
-        ORDER BY o.n))`),
+      written === undefined ? kept('contributors') : contributorsFrom(written).as('contributors'),
+      kept('goal'),
+      kept('key_resources'),
+      kept('last_check_in'),
+      kept('milestones'),
+      kept('milestones_ordering_state'),
 
       child('notifications', () => jsonArrayFrom(eb.selectFrom('notifications as n')
         .whereRef('n.project_id', '=', 'p.id')
@@ -195,25 +168,48 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         .select(['n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at'])
         .orderBy('n.inserted_at', 'desc').orderBy('n.id'))),
 
-      child('subscription_list', () => jsonObjectFrom(eb.selectFrom(subscriptions.lists)
-        .whereRef('sl.project_id', '=', 'p.id')
-        .select((eb) => [
-          'sl.id', 'sl.send_to_everyone',
-          jsonArrayFrom(eb.selectFrom(subscriptions.subscriptions)
-            .whereRef('sub.subscription_list_id', '=', 'sl.id')
-            .select((eb) => ['sub.id', 'sub.type', 'sub.canceled', person(eb.ref('sub.person_id')).$notNull().as('person')])
-            .orderBy('sub.inserted_at').orderBy('sub.id')).as('subscriptions')
-        ]))),
-
-      child('retrospective', () => jsonObjectFrom(eb.selectFrom('project_retrospectives as r')
-        .whereRef('r.project_id', '=', 'p.id')
-        .select((eb) => ['r.id', 'r.content', 'r.closed_at', 'r.success_status', person(eb.ref('r.author_id')).$notNull().as('author')]))),
-
-      child('task_statuses', () => jsonArrayFrom(eb.selectFrom('project_task_statuses as ts')
-        .whereRef('ts.project_id', '=', 'p.id')
-        .select(['ts.id', 'ts.label', 'ts.color', 'ts.index', 'ts.value', 'ts.closed'])
-        .orderBy('ts.index').orderBy('ts.id')))
+      written === undefined ? kept('subscription_list') : subscriptionListFrom(written).as('subscription_list'),
+      kept('retrospective'),
+      kept('task_statuses')
     ])
+}
+
+/**
+ * The project's contributors (aliased `p`), built as project_children keeps them,
+ * with who is subscribed read from `subscriptions`.
+ */
+function contributorsFrom (subscriptions: SubscriptionSources): RawBuilder<ProjectChildrenTable['contributors']> {
+  const eb = expressionBuilder<Database & { p: ProjectRow }, 'p'>()
+  return jsonArrayFrom(eb.selectFrom('project_contributors as c')
+    .innerJoin('people as cp', 'cp.id', 'c.person_id')
+    .whereRef('c.project_id', '=', 'p.id')
+    .where('cp.suspended_at', 'is', null)
+    .select((eb) => [
+      'c.id', 'c.role', 'c.responsibility', contributorLevel(eb.table('c')).as('access_level'),
+      joinedPerson('cp').as('person'),
+      eb.exists(eb.selectFrom(subscriptions.lists)
+        .innerJoin(subscriptions.subscriptions, 'sub.subscription_list_id', 'sl.id')
+        .select(sql.lit(1).as('one'))
+        .whereRef('sl.project_id', '=', 'p.id')
+        .whereRef('sub.person_id', '=', 'c.person_id')
+        .where('sub.canceled', '=', sql.lit(false))).as('is_subscribed')
+    ])
+    .orderBy(sql`CASE c.role WHEN 'champion' THEN 0 WHEN 'reviewer' THEN 1 ELSE 2 END`)
+    .orderBy('cp.full_name').orderBy('c.id')) as RawBuilder<ProjectChildrenTable['contributors']>
+}
+
+/** The project's (aliased `p`) subscription list, built as project_children keeps it, from `subscriptions`. */
+function subscriptionListFrom (subscriptions: SubscriptionSources): RawBuilder<ProjectChildrenTable['subscription_list']> {
+  const eb = expressionBuilder<Database & { p: ProjectRow }, 'p'>()
+  return jsonObjectFrom(eb.selectFrom(subscriptions.lists)
+    .whereRef('sl.project_id', '=', 'p.id')
+    .select((eb) => [
+      'sl.id', 'sl.send_to_everyone',
+      jsonArrayFrom(eb.selectFrom(subscriptions.subscriptions)
+        .whereRef('sub.subscription_list_id', '=', 'sl.id')
+        .select((eb) => ['sub.id', 'sub.type', 'sub.canceled', person(eb.ref('sub.person_id')).$notNull().as('person')])
+        .orderBy('sub.inserted_at').orderBy('sub.id')).as('subscriptions')
+    ])) as RawBuilder<ProjectChildrenTable['subscription_list']>
 }
 
 export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectAggregate>['executeTakeFirst']>>>

@@ -19,9 +19,9 @@ import { sql, type Expression, type RawBuilder, type SelectQueryBuilder } from '
  *
  * The row is digested in its binary form (record_send): no text is escaped or
  * validated on the way, which on a 512 KiB description costs several times what
- * the digest does. (The nested JSON holds timestamps as text in the session's time
- * zone, the database's own for every connection of the service, so every instance
- * computes the same tag.) The level goes into a second, 36-byte digest, so the
+ * the digest does. (The nested JSON holds timestamps as text: the kept children's
+ * in UTC, the person's notifications in the session's time zone, the database's own
+ * for every connection of the service, so every instance computes the same tag.) The level goes into a second, 36-byte digest, so the
  * row's bytes are not copied to be joined to it.
  */
 export function projectTag (row: string, level: Expression<number | null>): RawBuilder<string> {

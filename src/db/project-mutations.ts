@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
 import { CALLER_PERSON, CALLER_TOKEN, prepareForCaller, runAs, type Actor, type WithCaller } from './caller.js'
 import { ACCESS, accessLevel } from './access.js'
 import { value, type ValueParameters } from './prepared.js'
-import { aggregateText, projectAggregate, projectSource, SUBSCRIPTION_TABLES, subscriptionSources, type BuiltChildren, type ChildColumn, type ProjectText } from './project-aggregate.js'
+import { aggregateText, projectAggregate, projectSource, subscriptionSources, type BuiltChildren, type ChildColumn, type ProjectText } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
 import { ifMatchPrecondition, noPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
 import { jobsQueued, queueDeliveries } from './jobs.js'
@@ -177,7 +177,7 @@ const rename = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeValu
   .leftJoin('access', (join) => join.onTrue())
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
-  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, SUBSCRIPTION_TABLES, builtBefore(values))).as('project'), (join) => join.onTrue())
+  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, { built: builtBefore(values) })).as('project'), (join) => join.onTrue())
   .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))
@@ -282,8 +282,10 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
   .leftJoin('access', (join) => join.onTrue())
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
-  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, subscriptionSources('all_lists', 'all_subscriptions'),
-    builtBefore(values, ['contributors', 'subscription_list']))).as('project'), (join) => join.onTrue())
+  .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, {
+    written: subscriptionSources('all_lists', 'all_subscriptions'),
+    built: builtBefore(values, ['contributors', 'subscription_list'])
+  })).as('project'), (join) => join.onTrue())
   .select(aggregateText('project').as('aggregate'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))

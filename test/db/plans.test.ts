@@ -111,8 +111,8 @@ t.test('a change without If-Match is planned without the aggregate its tag would
   }
 })
 
-/** Tables only the aggregate's children read, and that neither change writes. */
-const CHILD_TABLES = ['project_milestones', 'project_key_resources', 'project_task_statuses', 'project_retrospectives', 'project_check_ins', 'project_pins', 'goals']
+/** Tables only the aggregate's children read (the kept ones, and the person's own), and that neither change writes. */
+const CHILD_TABLES = ['project_children', 'project_milestones', 'project_key_resources', 'project_task_statuses', 'project_retrospectives', 'project_check_ins', 'project_pins', 'goals']
 
 t.test('a page of projects/list builds the aggregate of its projects only, not of the one after it', async (t) => {
   // The statement looks one project past the page to know whether a next page
@@ -130,10 +130,10 @@ t.test('a page of projects/list builds the aggregate of its projects only, not o
   t.equal(sent.length, 1, 'one statement')
 
   const plan = await planOf(sent[0]!, true)
-  // Milestones are read by the aggregate alone, once per project it is built for.
-  const milestones = nodes(plan).filter((n) => n['Relation Name'] === 'project_milestones')
-  t.ok(milestones.length > 0, 'the aggregate reads milestones')
-  const loops = milestones.map((n) => Number(n['Actual Loops']))
+  // The kept children are read by the aggregate alone, once per project it is built for.
+  const children = nodes(plan).filter((n) => n['Relation Name'] === 'project_children')
+  t.ok(children.length > 0, 'the aggregate reads the kept children')
+  const loops = children.map((n) => Number(n['Actual Loops']))
   t.equal(Math.max(...loops), 2, `read for the 2 projects of the page, not for the third (loops of each read: ${loops.join(', ')})`)
 })
 
@@ -234,7 +234,12 @@ async function spaceProject (count: number, name: string) {
   return { company, reader, space, project, people }
 }
 
-t.test('projects/get reads each contributor\'s person once, with the binding', async (t) => {
+/** The plan of building a project's kept children (project_children_of, inlined), run with `analyze`. */
+async function childrenPlan (projectId: string, analyze = true): Promise<Json> {
+  return planOf({ sql: 'SELECT * FROM project_children_of(ARRAY[$1]::uuid[])', parameters: [projectId] }, analyze)
+}
+
+t.test('a project\'s children are built reading each contributor\'s person once, with the binding; projects/get reads them kept', async (t) => {
   // The contributors' list joins people for the order (by name) and to leave out
   // suspended people; the person nested in each entry is that joined row, not a
   // second lookup of the same one.
@@ -247,14 +252,17 @@ t.test('projects/get reads each contributor\'s person once, with the binding', a
   t.same(res.json().project.contributors.map((c: { person: { full_name: string } }) => c.person.full_name), people.map((p) => p.full_name))
   t.equal(sent.length, 1, 'one statement')
 
+  const peopleReads = (plan: Json) => nodes(plan).filter((n) => n['Relation Name'] === 'people').reduce((sum, n) => sum + Number(n['Actual Loops']), 0)
+  // Built: one read of people for each contributor (no subscribers, check-ins or retrospective here).
+  const built = peopleReads(await childrenPlan(project.id))
+  t.equal(built, people.length, `${built} reads of people for ${people.length} contributors`)
+  // Read: the children as kept, and people only for the token's holder.
   const plan = await planOf(sent[0]!, true)
-  // People are read for the token's holder, the reader, and each contributor: 2 + 6
-  // (no subscribers, check-ins or retrospective here).
-  const lookups = nodes(plan).filter((n) => n['Relation Name'] === 'people').reduce((sum, n) => sum + Number(n['Actual Loops']), 0)
-  t.equal(lookups, 2 + people.length, `${lookups} reads of people for ${people.length} contributors`)
+  t.ok(nodes(plan).some((n) => n['Relation Name'] === 'project_children'), 'the kept children are read')
+  t.equal(peopleReads(plan), 2, 'people are read for the token\'s holder alone')
 })
 
-t.test('projects/get reads a project\'s subscriptions from their index alone, in order', async (t) => {
+t.test('a project\'s children are built reading its subscriptions from their index alone, in order', async (t) => {
   // The subscription list (in the order of subscribing) and each contributor's
   // subscription come from one index that holds what both read: the rows, which
   // one change at a time scatters over the table, are not visited, nor sorted.
@@ -282,7 +290,7 @@ t.test('projects/get reads a project\'s subscriptions from their index alone, in
   t.same(body.potential_subscribers.map((s: { is_subscribed: boolean }) => s.is_subscribed), [true], 'the champion is subscribed')
   t.equal(sent.length, 1, 'one statement')
 
-  const reads = nodes(await planOf(sent[0]!)).filter((n) => n['Relation Name'] === 'subscriptions')
+  const reads = nodes(await childrenPlan(project.id, false)).filter((n) => n['Relation Name'] === 'subscriptions')
   t.ok(reads.length >= 2, `the list and the contributors' subscriptions are read (${reads.length} reads)`)
   t.same(reads.map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}`), reads.map(() => 'Index Only Scan subscriptions_list_order_idx'), 'each from the index alone')
 })
