@@ -79,7 +79,7 @@ const CHILDREN = `
 
 /** The tables whose rows name their project in `project_id`. */
 const BY_PROJECT = ['project_contributors', 'project_milestones', 'project_key_resources', 'project_check_ins',
-  'project_retrospectives', 'project_task_statuses', 'subscription_lists']
+  'project_retrospectives', 'project_task_statuses']
 
 /**
  * Statement-level triggers of `table` (insert, update and delete, each with its
@@ -147,6 +147,7 @@ export async function up (db: Kysely<any>): Promise<void> {
       RETURN NULL;
     END $$`.execute(db)
   for (const table of BY_PROJECT) await statementTriggers(db, table, 'project_children_by_project', ['insert', 'update', 'delete'])
+  await statementTriggers(db, 'subscription_lists', 'project_children_by_project', ['insert', 'delete'])
 
   // Subscriptions, through their list.
   await sql`CREATE FUNCTION project_children_by_subscription () RETURNS trigger LANGUAGE plpgsql AS $$
@@ -154,12 +155,6 @@ export async function up (db: Kysely<any>): Promise<void> {
     BEGIN
       IF TG_OP = 'INSERT' THEN
         ids := ARRAY(SELECT DISTINCT sl.project_id FROM new_rows n JOIN subscription_lists sl ON sl.id = n.subscription_list_id);
-      ELSIF TG_OP = 'UPDATE' THEN
-        -- Rows that changed: INSERT … ON CONFLICT DO UPDATE may set a row to what it was.
-        ids := ARRAY(SELECT DISTINCT sl.project_id FROM new_rows n JOIN old_rows o ON o.id = n.id
-          JOIN subscription_lists sl ON sl.id IN (n.subscription_list_id, o.subscription_list_id)
-          WHERE (n.subscription_list_id, n.person_id, n.type, n.canceled, n.inserted_at)
-            IS DISTINCT FROM (o.subscription_list_id, o.person_id, o.type, o.canceled, o.inserted_at));
       ELSE
         ids := ARRAY(SELECT DISTINCT sl.project_id FROM old_rows o JOIN subscription_lists sl ON sl.id = o.subscription_list_id);
       END IF;
@@ -167,7 +162,29 @@ export async function up (db: Kysely<any>): Promise<void> {
       IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
       RETURN NULL;
     END $$`.execute(db)
-  await statementTriggers(db, 'subscriptions', 'project_children_by_subscription', ['insert', 'update', 'delete'])
+  await statementTriggers(db, 'subscriptions', 'project_children_by_subscription', ['insert', 'delete'])
+
+  // Subscription lists and subscriptions changed in place, row by row: a description
+  // change writes both tables with INSERT … ON CONFLICT DO UPDATE, whose UPDATE
+  // triggers a statement-level trigger would run on every change of a description;
+  // row-level ones run only for a row that changed (which such an upsert almost
+  // never has: it sets a row to what it was). A script changing many rows of one
+  // list refreshes its project once per row.
+  await sql`CREATE FUNCTION project_children_of_list_row () RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM refresh_project_children(ARRAY(SELECT DISTINCT id FROM unnest(ARRAY[OLD.project_id, NEW.project_id]) AS id));
+      RETURN NULL;
+    END $$`.execute(db)
+  await sql`CREATE FUNCTION project_children_of_subscription_row () RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM refresh_project_children(ARRAY(SELECT DISTINCT sl.project_id FROM subscription_lists sl
+        WHERE sl.id IN (OLD.subscription_list_id, NEW.subscription_list_id)));
+      RETURN NULL;
+    END $$`.execute(db)
+  for (const [table, fn] of [['subscription_lists', 'project_children_of_list_row'], ['subscriptions', 'project_children_of_subscription_row']]) {
+    await sql.raw(`CREATE TRIGGER ${table}_children_update AFTER UPDATE ON ${table}
+      FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION ${fn}()`).execute(db)
+  }
 
   // A person as a project shows them (name, email, title, avatar, type), or whether
   // they are suspended (a suspended contributor is left out): every project naming
@@ -243,13 +260,13 @@ export async function up (db: Kysely<any>): Promise<void> {
 }
 
 export async function down (db: Kysely<any>): Promise<void> {
-  for (const table of [...BY_PROJECT, 'subscriptions']) {
+  for (const table of [...BY_PROJECT, 'subscription_lists', 'subscriptions']) {
     for (const event of ['insert', 'update', 'delete']) await sql.raw(`DROP TRIGGER ${table}_children_${event} ON ${table}`).execute(db)
   }
   for (const table of ['people', 'goals', 'spaces']) await sql.raw(`DROP TRIGGER ${table}_children_update ON ${table}`).execute(db)
   await sql`DROP TRIGGER projects_children_insert ON projects`.execute(db)
   await sql`DROP TRIGGER projects_children_update ON projects`.execute(db)
-  for (const fn of ['project_children_by_project', 'project_children_by_subscription', 'project_children_by_person',
+  for (const fn of ['project_children_by_project', 'project_children_by_subscription', 'project_children_of_list_row', 'project_children_of_subscription_row', 'project_children_by_person',
     'project_children_by_goal', 'project_children_by_space', 'project_children_of_new_projects', 'project_children_of_project']) {
     await sql.raw(`DROP FUNCTION ${fn}()`).execute(db)
   }
