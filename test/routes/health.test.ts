@@ -7,6 +7,7 @@ import t from 'tap'
 import { createDb } from '../../src/db/index.js'
 import { expectedMigrations } from '../../src/db/migrate.js'
 import { SCHEMAS, TABLE_PRIVILEGES } from '../../src/db/readiness.js'
+import { shortId } from '../../src/ids.js'
 import { databaseOptions, oneConnectionDatabase } from '../database.js'
 import { build, client, grantServicePrivileges, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../helper.js'
 
@@ -155,6 +156,10 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
     await sql`DROP ROLE ${sql.id(role)}`.execute(db)
   })
   await grantServicePrivileges(db, role)
+  // Someone for the description to mention: subscribing them refreshes the project's
+  // kept children (project_children), through the function that runs as the tables' owner.
+  const { company_id: companyId } = await db.selectFrom('projects').select('company_id').where('id', '=', project.id).executeTakeFirstOrThrow()
+  const mentioned = await createPerson(db, companyId, { fullName: 'Mona Mentioned' })
   await sql`SET ROLE ${sql.id(role)}`.execute(db)
 
   statements.length = 0
@@ -163,7 +168,12 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   t.equal(hook.statusCode, 200, 'a webhook, so that the changes below write deliveries and jobs')
   t.equal((await api.get(project.publicId)).statusCode, 200)
   t.equal((await api.updateName({ project_id: project.publicId, name: 'Renamed' })).statusCode, 200)
-  t.equal((await api.updateDescription({ project_id: project.publicId, description: '"described"' })).statusCode, 200)
+  const mention = JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'mention', attrs: { id: shortId(mentioned.id) } }] }] })
+  const described = await api.updateDescription({ project_id: project.publicId, description: mention })
+  t.equal(described.statusCode, 200)
+  const subscribers = (res: { json: () => any }) => res.json().project.subscription_list?.subscriptions.map((s: { person: { full_name: string } }) => s.person.full_name)
+  t.same(subscribers(described), ['Mona Mentioned'], 'the mention subscribes')
+  t.same(subscribers(await api.get(project.publicId)), ['Mona Mentioned'], 'and the kept children have the subscription')
   t.equal((await api.list()).statusCode, 200)
   t.equal((await api.getMe()).statusCode, 200)
   t.equal((await api.getCompany({ include_admins: 'true', include_people: 'true' })).statusCode, 200)
