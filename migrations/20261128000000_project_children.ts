@@ -93,6 +93,20 @@ async function statementTriggers (db: Kysely<any>, table: string, fn: string, ev
   }
 }
 
+/**
+ * The trigger function `name`: `assign` (plpgsql) sets `ids` to the projects
+ * whose children the change may have changed, which are refreshed, if any.
+ */
+async function refreshingTrigger (db: Kysely<any>, name: string, assign: string): Promise<void> {
+  await sql.raw(`CREATE FUNCTION ${name} () RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE ids uuid[];
+    BEGIN${assign}
+      -- Most statements change nothing a project shows: no call then.
+      IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
+      RETURN NULL;
+    END $$`).execute(db)
+}
+
 export async function up (db: Kysely<any>): Promise<void> {
   await sql`CREATE TABLE project_children (
     project_id uuid PRIMARY KEY REFERENCES projects (id) ON DELETE CASCADE,
@@ -132,36 +146,24 @@ export async function up (db: Kysely<any>): Promise<void> {
     END $$`.execute(db)
 
   // Rows naming their project.
-  await sql`CREATE FUNCTION project_children_by_project () RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE ids uuid[];
-    BEGIN
+  await refreshingTrigger(db, 'project_children_by_project', `
       IF TG_OP = 'INSERT' THEN
         ids := ARRAY(SELECT DISTINCT project_id FROM new_rows);
       ELSIF TG_OP = 'UPDATE' THEN
         ids := ARRAY(SELECT project_id FROM new_rows UNION SELECT project_id FROM old_rows);
       ELSE
         ids := ARRAY(SELECT DISTINCT project_id FROM old_rows);
-      END IF;
-      -- Most statements change nothing a project shows: no call then.
-      IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
-      RETURN NULL;
-    END $$`.execute(db)
+      END IF;`)
   for (const table of BY_PROJECT) await statementTriggers(db, table, 'project_children_by_project', ['insert', 'update', 'delete'])
   await statementTriggers(db, 'subscription_lists', 'project_children_by_project', ['insert', 'delete'])
 
   // Subscriptions, through their list.
-  await sql`CREATE FUNCTION project_children_by_subscription () RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE ids uuid[];
-    BEGIN
+  await refreshingTrigger(db, 'project_children_by_subscription', `
       IF TG_OP = 'INSERT' THEN
         ids := ARRAY(SELECT DISTINCT sl.project_id FROM new_rows n JOIN subscription_lists sl ON sl.id = n.subscription_list_id);
       ELSE
         ids := ARRAY(SELECT DISTINCT sl.project_id FROM old_rows o JOIN subscription_lists sl ON sl.id = o.subscription_list_id);
-      END IF;
-      -- Most statements change nothing a project shows: no call then.
-      IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
-      RETURN NULL;
-    END $$`.execute(db)
+      END IF;`)
   await statementTriggers(db, 'subscriptions', 'project_children_by_subscription', ['insert', 'delete'])
 
   // Subscription lists and subscriptions changed in place, row by row: a description
@@ -170,17 +172,11 @@ export async function up (db: Kysely<any>): Promise<void> {
   // row-level ones run only for a row that changed (which such an upsert almost
   // never has: it sets a row to what it was). A script changing many rows of one
   // list refreshes its project once per row.
-  await sql`CREATE FUNCTION project_children_of_list_row () RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM refresh_project_children(ARRAY(SELECT DISTINCT id FROM unnest(ARRAY[OLD.project_id, NEW.project_id]) AS id));
-      RETURN NULL;
-    END $$`.execute(db)
-  await sql`CREATE FUNCTION project_children_of_subscription_row () RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM refresh_project_children(ARRAY(SELECT DISTINCT sl.project_id FROM subscription_lists sl
-        WHERE sl.id IN (OLD.subscription_list_id, NEW.subscription_list_id)));
-      RETURN NULL;
-    END $$`.execute(db)
+  await refreshingTrigger(db, 'project_children_of_list_row', `
+      ids := ARRAY(SELECT DISTINCT id FROM unnest(ARRAY[OLD.project_id, NEW.project_id]) AS id);`)
+  await refreshingTrigger(db, 'project_children_of_subscription_row', `
+      ids := ARRAY(SELECT DISTINCT sl.project_id FROM subscription_lists sl
+        WHERE sl.id IN (OLD.subscription_list_id, NEW.subscription_list_id));`)
   for (const [table, fn] of [['subscription_lists', 'project_children_of_list_row'], ['subscriptions', 'project_children_of_subscription_row']]) {
     await sql.raw(`CREATE TRIGGER ${table}_children_update AFTER UPDATE ON ${table}
       FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION ${fn}()`).execute(db)
@@ -189,9 +185,7 @@ export async function up (db: Kysely<any>): Promise<void> {
   // A person as a project shows them (name, email, title, avatar, type), or whether
   // they are suspended (a suspended contributor is left out): every project naming
   // them. Deleting a person deletes or fails on the rows that name them.
-  await sql`CREATE FUNCTION project_children_by_person () RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE ids uuid[];
-    BEGIN
+  await refreshingTrigger(db, 'project_children_by_person', `
       ids := ARRAY(
         WITH changed AS (
           SELECT n.id FROM new_rows n JOIN old_rows o ON o.id = n.id
@@ -202,55 +196,27 @@ export async function up (db: Kysely<any>): Promise<void> {
           WHERE s.person_id IN (SELECT id FROM changed)
         UNION SELECT ci.project_id FROM project_check_ins ci
           WHERE ci.author_id IN (SELECT id FROM changed) OR ci.acknowledged_by_id IN (SELECT id FROM changed)
-        UNION SELECT r.project_id FROM project_retrospectives r WHERE r.author_id IN (SELECT id FROM changed));
-      -- Most statements change nothing a project shows: no call then.
-      IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
-      RETURN NULL;
-    END $$`.execute(db)
+        UNION SELECT r.project_id FROM project_retrospectives r WHERE r.author_id IN (SELECT id FROM changed));`)
   await statementTriggers(db, 'people', 'project_children_by_person', ['update'])
 
   // A goal as its projects show it.
-  await sql`CREATE FUNCTION project_children_by_goal () RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE ids uuid[];
-    BEGIN
-      ids := ARRAY(SELECT p.id FROM projects p WHERE p.goal_id IN (SELECT id FROM new_rows));
-      -- Most statements change nothing a project shows: no call then.
-      IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
-      RETURN NULL;
-    END $$`.execute(db)
+  await refreshingTrigger(db, 'project_children_by_goal', `
+      ids := ARRAY(SELECT p.id FROM projects p WHERE p.goal_id IN (SELECT id FROM new_rows));`)
   await statementTriggers(db, 'goals', 'project_children_by_goal', ['update'])
 
   // A space's name.
-  await sql`CREATE FUNCTION project_children_by_space () RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE ids uuid[];
-    BEGIN
+  await refreshingTrigger(db, 'project_children_by_space', `
       ids := ARRAY(SELECT p.id FROM projects p WHERE p.space_id IN (
-        SELECT n.id FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE n.name IS DISTINCT FROM o.name));
-      -- Most statements change nothing a project shows: no call then.
-      IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
-      RETURN NULL;
-    END $$`.execute(db)
+        SELECT n.id FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE n.name IS DISTINCT FROM o.name));`)
   await statementTriggers(db, 'spaces', 'project_children_by_space', ['update'])
 
   // A new project, and a project's own columns that its children hang on. A rename
   // or a description change sets none of these: no trigger fires for them.
-  await sql`CREATE FUNCTION project_children_of_new_projects () RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE ids uuid[];
-    BEGIN
-      ids := ARRAY(SELECT id FROM new_rows);
-      -- Most statements change nothing a project shows: no call then.
-      IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
-      RETURN NULL;
-    END $$`.execute(db)
+  await refreshingTrigger(db, 'project_children_of_new_projects', `
+      ids := ARRAY(SELECT id FROM new_rows);`)
   await statementTriggers(db, 'projects', 'project_children_of_new_projects', ['insert'])
-  await sql`CREATE FUNCTION project_children_of_project () RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE ids uuid[];
-    BEGIN
-      ids := ARRAY[NEW.id];
-      -- Most statements change nothing a project shows: no call then.
-      IF cardinality(ids) > 0 THEN PERFORM refresh_project_children(ids); END IF;
-      RETURN NULL;
-    END $$`.execute(db)
+  await refreshingTrigger(db, 'project_children_of_project', `
+      ids := ARRAY[NEW.id];`)
   await sql`CREATE TRIGGER projects_children_update AFTER UPDATE OF space_id, goal_id, milestones_ordering_state ON projects
     FOR EACH ROW WHEN (OLD.space_id IS DISTINCT FROM NEW.space_id OR OLD.goal_id IS DISTINCT FROM NEW.goal_id
       OR OLD.milestones_ordering_state IS DISTINCT FROM NEW.milestones_ordering_state)
