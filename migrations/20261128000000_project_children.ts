@@ -82,6 +82,12 @@ const BY_PROJECT = ['project_contributors', 'project_milestones', 'project_key_r
   'project_retrospectives', 'project_task_statuses']
 
 /**
+ * The tables a TRUNCATE may empty while projects stay (the others are named by
+ * projects' foreign keys: emptying them empties projects and project_children too).
+ */
+const TRUNCATED = [...BY_PROJECT, 'subscription_lists', 'subscriptions']
+
+/**
  * Statement-level triggers of `table` (insert, update and delete, each with its
  * transition tables) calling `fn`: one refresh per statement, however many rows.
  */
@@ -222,6 +228,15 @@ export async function up (db: Kysely<any>): Promise<void> {
       OR OLD.milestones_ordering_state IS DISTINCT FROM NEW.milestones_ordering_state)
     EXECUTE FUNCTION project_children_of_project()`.execute(db)
 
+  // A child table emptied with TRUNCATE, which row and statement triggers of
+  // INSERT, UPDATE and DELETE do not see: every project is built again.
+  await refreshingTrigger(db, 'project_children_after_truncate', `
+      ids := ARRAY(SELECT id FROM projects);`)
+  for (const table of TRUNCATED) {
+    await sql.raw(`CREATE TRIGGER ${table}_children_truncate AFTER TRUNCATE ON ${table}
+      FOR EACH STATEMENT EXECUTE FUNCTION project_children_after_truncate()`).execute(db)
+  }
+
   await sql`SELECT refresh_project_children(ARRAY(SELECT id FROM projects))`.execute(db)
 }
 
@@ -230,10 +245,12 @@ export async function down (db: Kysely<any>): Promise<void> {
     for (const event of ['insert', 'update', 'delete']) await sql.raw(`DROP TRIGGER ${table}_children_${event} ON ${table}`).execute(db)
   }
   for (const table of ['people', 'goals', 'spaces']) await sql.raw(`DROP TRIGGER ${table}_children_update ON ${table}`).execute(db)
+  for (const table of TRUNCATED) await sql.raw(`DROP TRIGGER ${table}_children_truncate ON ${table}`).execute(db)
   await sql`DROP TRIGGER projects_children_insert ON projects`.execute(db)
   await sql`DROP TRIGGER projects_children_update ON projects`.execute(db)
   for (const fn of ['project_children_by_project', 'project_children_by_subscription', 'project_children_of_list_row', 'project_children_of_subscription_row', 'project_children_by_person',
-    'project_children_by_goal', 'project_children_by_space', 'project_children_of_new_projects', 'project_children_of_project']) {
+    'project_children_by_goal', 'project_children_by_space', 'project_children_of_new_projects', 'project_children_of_project',
+    'project_children_after_truncate']) {
     await sql.raw(`DROP FUNCTION ${fn}()`).execute(db)
   }
   await sql`DROP FUNCTION refresh_project_children(uuid[])`.execute(db)

@@ -113,6 +113,13 @@ for (const [what, change, shown, expected] of changes) {
   })
 }
 
+t.test('a child table emptied with TRUNCATE: every project\'s kept children follow', async (t) => {
+  t.ok((await read()).key_resources.length > 0, 'key resources before')
+  await sql`TRUNCATE project_key_resources`.execute(db)
+  t.same(await stale(db), [])
+  t.same((await read()).key_resources, [])
+})
+
 t.test('a deleted project leaves no kept children', async (t) => {
   await db.deleteFrom('projects').where('id', '=', other.id).execute()
   t.equal((await db.selectFrom('project_children').select('project_id').where('project_id', '=', other.id).execute()).length, 0)
