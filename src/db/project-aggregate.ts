@@ -1,5 +1,6 @@
 // The Project object of the external API, assembled in one query with Postgres
-// JSON aggregation and shaped for the person who asks. One selection serves
+// JSON aggregation and shaped for the person who asks: the project's own columns,
+// its children as kept built in project_children, and the person's own part. One selection serves
 // projects/get (reading the projects table) and the mutations (reading the row
 // their own statement has just written); both answer its entity tag too.
 import { expressionBuilder, sql, type AliasableExpression, type AliasedExpression, type AliasedRawBuilder, type Expression, type Kysely, type RawBuilder, type Selectable } from 'kysely'
@@ -28,17 +29,12 @@ function joinedPerson (alias: string): RawBuilder<PersonRow> {
   return sql<PersonRow>`(SELECT to_json(obj) FROM (SELECT ${sql.join(PERSON_COLUMNS.map((column) => sql.ref(`${alias}.${column}`)))}) AS obj)`
 }
 
-// Dates leave Postgres as text: a Date would shift them by the process time zone.
-function timeframeColumns<A extends 'p' | 'g'> (alias: A) {
-  return [
-    `${alias}.timeframe_start_type` as `${A}.timeframe_start_type`,
-    `${alias}.timeframe_start_value` as `${A}.timeframe_start_value`,
-    sql<string | null>`${sql.ref(`${alias}.timeframe_start_date`)}::text`.as('timeframe_start_date'),
-    `${alias}.timeframe_end_type` as `${A}.timeframe_end_type`,
-    `${alias}.timeframe_end_value` as `${A}.timeframe_end_value`,
-    sql<string | null>`${sql.ref(`${alias}.timeframe_end_date`)}::text`.as('timeframe_end_date')
-  ] as const
-}
+// The project's timeframe. Dates leave Postgres as text: a Date would shift them
+// by the process time zone.
+const TIMEFRAME_COLUMNS = [
+  'p.timeframe_start_type', 'p.timeframe_start_value', sql<string | null>`p.timeframe_start_date::text`.as('timeframe_start_date'),
+  'p.timeframe_end_type', 'p.timeframe_end_value', sql<string | null>`p.timeframe_end_date::text`.as('timeframe_end_date')
+] as const
 
 /**
  * SPEC part 7's `is_outdated`: an active project whose check-in is overdue by more
@@ -128,11 +124,12 @@ export interface AggregateSources {
 export function projectAggregate (db: Kysely<Database>, source: ProjectSource, personId: Expression<string>, { written, built }: AggregateSources = {}) {
   const fresh: readonly ChildColumn[] = written === undefined ? [] : ['contributors', 'subscription_list']
   const reused = (name: ChildColumn) => built !== undefined && built.except?.includes(name) !== true && !fresh.includes(name)
-  const keptOnly = KEPT_COLUMNS.every((name) => reused(name) || fresh.includes(name))
+  // The kept row is joined when some column is taken from it.
+  const readsKept = (['space_name', ...KEPT_COLUMNS] as const).some((name) => !reused(name) && !fresh.includes(name))
   const from = built === undefined
     ? db.selectFrom(source)
     : db.selectFrom(source).innerJoin(sql`${sql.table(built.row)}`.as('built'), (join) => join.onTrue())
-  const withKept = keptOnly && reused('space_name') ? from : from.innerJoin('project_children as pc', 'pc.project_id', 'p.id')
+  const withKept = readsKept ? from.innerJoin('project_children as pc', 'pc.project_id', 'p.id') : from
   const child = <N extends ChildColumn, T> (name: N, read: () => AliasableExpression<T>): AliasedExpression<T, N> =>
     reused(name) ? sql<T>`${sql.ref(`built.${name}`)}`.as(name) : read().as(name)
   const kept = <N extends ChildColumn & keyof ProjectChildrenTable> (name: N) =>
@@ -146,7 +143,7 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
       'p.next_check_in_scheduled_at', 'p.next_update_scheduled_at',
       'p.state', 'p.success_status',
       sql<string>`p.tasks_kanban_state::text`.as('tasks_kanban_state'),
-      ...timeframeColumns('p'),
+      ...TIMEFRAME_COLUMNS,
       isOutdated.as('is_outdated'),
       child('is_pinned', () => eb.exists(eb.selectFrom('project_pins as pin').select(sql.lit(1).as('one'))
         .whereRef('pin.project_id', '=', 'p.id').where('pin.person_id', '=', personId))),
@@ -175,8 +172,12 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
 }
 
 /**
- * The project's contributors (aliased `p`), built as project_children keeps them,
- * with who is subscribed read from `subscriptions`.
+ * The project's contributors (aliased `p`), built as project_children keeps them
+ * (the migration's project_children_of: the two must write the same text), with
+ * who is subscribed read from `subscriptions`. A description change answers with
+ * these and the kept row then has the migration's: the tests that its answer and
+ * tag are those of a later read (test/routes/projects/conditional.test.ts) compare
+ * the two.
  */
 function contributorsFrom (subscriptions: SubscriptionSources): RawBuilder<ProjectChildrenTable['contributors']> {
   const eb = expressionBuilder<Database & { p: ProjectRow }, 'p'>()
@@ -198,7 +199,7 @@ function contributorsFrom (subscriptions: SubscriptionSources): RawBuilder<Proje
     .orderBy('cp.full_name').orderBy('c.id')) as RawBuilder<ProjectChildrenTable['contributors']>
 }
 
-/** The project's (aliased `p`) subscription list, built as project_children keeps it, from `subscriptions`. */
+/** The project's (aliased `p`) subscription list, built as project_children keeps it (as contributorsFrom), from `subscriptions`. */
 function subscriptionListFrom (subscriptions: SubscriptionSources): RawBuilder<ProjectChildrenTable['subscription_list']> {
   const eb = expressionBuilder<Database & { p: ProjectRow }, 'p'>()
   return jsonObjectFrom(eb.selectFrom(subscriptions.lists)
