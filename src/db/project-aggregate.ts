@@ -86,7 +86,13 @@ const KEPT_COLUMNS = [
  * milestones, which neither mutation changes, so a statement that has read them
  * for the row before its change can reuse them for the row after it.
  */
-export const CHILD_COLUMNS = ['space_name', 'is_pinned', 'my_role', ...KEPT_COLUMNS, 'notifications'] as const
+/**
+ * The aggregate's columns that depend on who reads the project, its last three: in
+ * its JSON text, everything before `,"is_pinned":` is the same for every reader.
+ */
+export const PERSONAL_COLUMNS = ['is_pinned', 'my_role', 'notifications'] as const
+
+export const CHILD_COLUMNS = ['space_name', ...KEPT_COLUMNS, ...PERSONAL_COLUMNS] as const
 
 export type ChildColumn = typeof CHILD_COLUMNS[number]
 
@@ -145,10 +151,6 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
       sql<string>`p.tasks_kanban_state::text`.as('tasks_kanban_state'),
       ...TIMEFRAME_COLUMNS,
       isOutdated.as('is_outdated'),
-      child('is_pinned', () => eb.exists(eb.selectFrom('project_pins as pin').select(sql.lit(1).as('one'))
-        .whereRef('pin.project_id', '=', 'p.id').where('pin.person_id', '=', personId))),
-      child('my_role', () => eb.selectFrom('project_contributors as c').select('c.role')
-        .whereRef('c.project_id', '=', 'p.id').where('c.person_id', '=', personId).$asScalar().$castTo<ContributorRole | null>()),
       written === undefined ? kept('contributors') : contributorsFrom(written).as('contributors'),
       kept('goal'),
       kept('key_resources'),
@@ -156,6 +158,17 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
       kept('milestones'),
       kept('milestones_ordering_state'),
 
+      written === undefined ? kept('subscription_list') : subscriptionListFrom(written).as('subscription_list'),
+      kept('retrospective'),
+      kept('task_statuses'),
+
+      // The person's own part last (PERSONAL_COLUMNS): the text before it is the
+      // same for everyone who reads the project (presenters/project.ts keeps the
+      // answer's bytes by it).
+      child('is_pinned', () => eb.exists(eb.selectFrom('project_pins as pin').select(sql.lit(1).as('one'))
+        .whereRef('pin.project_id', '=', 'p.id').where('pin.person_id', '=', personId))),
+      child('my_role', () => eb.selectFrom('project_contributors as c').select('c.role')
+        .whereRef('c.project_id', '=', 'p.id').where('c.person_id', '=', personId).$asScalar().$castTo<ContributorRole | null>()),
       child('notifications', () => jsonArrayFrom(eb.selectFrom('notifications as n')
         .whereRef('n.project_id', '=', 'p.id')
         .where('n.person_id', '=', personId)
@@ -163,11 +176,7 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
         // partial index of unread notifications.
         .where('n.read', '=', sql.lit(false))
         .select(['n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at'])
-        .orderBy('n.inserted_at', 'desc').orderBy('n.id'))),
-
-      written === undefined ? kept('subscription_list') : subscriptionListFrom(written).as('subscription_list'),
-      kept('retrospective'),
-      kept('task_statuses')
+        .orderBy('n.inserted_at', 'desc').orderBy('n.id')))
     ])
 }
 
@@ -262,6 +271,28 @@ export function aggregateText (row: string): RawBuilder<string | null> {
 export function parseProject (project: ProjectText): ProjectView {
   return { ...JSON.parse(project.aggregate) as AsJson<AggregateRow>, level: project.level }
 }
+
+/** What of a read project is the reader's own: PERSONAL_COLUMNS and the access level. */
+export type ReaderPart = Pick<ProjectView, typeof PERSONAL_COLUMNS[number] | 'level'>
+
+/**
+ * A read project's text cut where the reader's own part begins: `shared`, the same
+ * for everyone who reads the project (the aggregate's columns before
+ * PERSONAL_COLUMNS, its last), and `reader`, the rest, parsed. Null if the text
+ * is not an aggregate's.
+ */
+export function cutProject (project: ProjectText): { shared: string, reader: () => ReaderPart } | null {
+  // PostgreSQL writes a row's columns as `{"name":value,…}` in their order, and
+  // every quote inside a string as `\"`: the last `,"is_pinned":` is the column's.
+  const at = project.aggregate.lastIndexOf(READER_START)
+  if (at < 0) return null
+  return {
+    shared: project.aggregate.slice(0, at),
+    reader: () => ({ ...JSON.parse(`{${project.aggregate.slice(at + 1)}`) as Omit<ReaderPart, 'level'>, level: project.level })
+  }
+}
+
+const READER_START = `,"${PERSONAL_COLUMNS[0]}":`
 
 /**
  * The project as the caller sees it (db/caller.ts), or null when it does not exist

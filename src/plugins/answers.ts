@@ -1,16 +1,18 @@
 // Answers already written, kept under a digest of the text they were written from.
 // projects/get and projects/list read each project's aggregate as JSON text (the
-// aggregate row: every input of the Project object but the person's access level,
-// which goes into the digest too), notifications/list its page as JSON text; the
-// answer is a function of that text, so an answer written once is written again
-// byte for byte while the database returns the same text. A hit skips parsing,
-// building the answer's objects and serializing them, most of a read's CPU.
+// aggregate row: every input of the Project object but the person's access level),
+// notifications/list its page as JSON text; the answer is a function of that text,
+// so an answer written once is written again byte for byte while the database
+// returns the same text. A hit skips parsing, building the answer's objects and
+// serializing them, most of a read's CPU. A project is kept by the part of its text
+// that is the same for every reader: the reader's own fields (is_pinned, my_role,
+// notifications, permissions) are written anew into its bytes (presenters/project.ts).
 //
 // Nothing is taken from memory that the database has not just returned: every
 // request still runs its statement, and a change anywhere (this instance's,
 // another's, a script's, the clock making a project outdated) changes the text.
-// Keys are digests of content, not people: two people who see a project alike
-// (same role, pins, unread notifications and access level) share one entry. The
+// Keys are digests of content, not people: everyone who reads a project shares one
+// entry, and two people who see a page of notifications alike share another. The
 // digest is taken here, not in SQL: native SHA-256 costs the embedded database's
 // WebAssembly several times more. Bounded by bytes (ANSWER_CACHE_MB, off the
 // JavaScript heap), least recently used out first.
@@ -31,9 +33,14 @@ export function answerKey (kind: string, ...texts: string[]): string {
   return hash.digest('base64url')
 }
 
+/** What is kept: an answer's bytes, or an object holding them, whose size is theirs. */
+export interface Kept {
+  readonly byteLength: number
+}
+
 export class AnswerCache {
   /** Oldest use first: Map keeps insertion order, and a hit is moved to the end. */
-  private readonly entries = new Map<string, Buffer>()
+  private readonly entries = new Map<string, Kept>()
   private size = 0
   hits = 0
   misses = 0
@@ -49,8 +56,9 @@ export class AnswerCache {
     return this.entries.size
   }
 
-  get (key: string): Buffer | undefined {
-    const value = this.entries.get(key)
+  /** What `key` holds: the kind its answerKey names says what that is. */
+  get<T extends Kept> (key: string): T | undefined {
+    const value = this.entries.get(key) as T | undefined
     if (value === undefined) {
       this.misses++
       return undefined
@@ -66,19 +74,19 @@ export class AnswerCache {
    * within the bound. An answer larger than a sixteenth of the bound is not kept:
    * one project with a 512 KiB description must not push out a hundred others.
    */
-  set (key: string, value: Buffer): void {
-    if (value.length > this.maxBytes / 16) return
+  set (key: string, value: Kept): void {
+    if (value.byteLength > this.maxBytes / 16) return
     const previous = this.entries.get(key)
     if (previous !== undefined) {
       this.entries.delete(key)
-      this.size -= previous.length
+      this.size -= previous.byteLength
     }
     this.entries.set(key, value)
-    this.size += value.length
-    for (const [oldest, buffer] of this.entries) {
+    this.size += value.byteLength
+    for (const [oldest, kept] of this.entries) {
       if (this.size <= this.maxBytes) break
       this.entries.delete(oldest)
-      this.size -= buffer.length
+      this.size -= kept.byteLength
     }
   }
 }

@@ -52,7 +52,7 @@ export function toNotificationItems (rows: readonly NotificationRow[]): Notifica
  */
 export function notificationPageAnswer (answers: AnswerCache, page: NotificationPage): Buffer {
   const key = answerKey('notifications', page.items)
-  let answer = answers.get(key)
+  let answer = answers.get<Buffer>(key)
   if (answer === undefined) {
     answer = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))
     answers.set(key, answer)

@@ -6,9 +6,9 @@
 // (db/project-aggregate.ts, isOutdated). So does a contributor's level, by the rule
 // access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
-import { parseProject, type PersonRow, type ProjectText, type ProjectView } from '../db/project-aggregate.js'
+import { cutProject, parseProject, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
 import { answerKey, type AnswerCache } from '../plugins/answers.js'
-import { writeProject } from '../schemas/serializer.js'
+import { READER_FIELDS, writeProject, writeReaderFields } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
 
@@ -266,24 +266,92 @@ export function writeProjectAnswer (read: ProjectText, seen?: PeopleSeen): Buffe
   return Buffer.from(ANSWER_OPEN + writeProject(toProject(parseProject(read), seen)) + ANSWER_CLOSE)
 }
 
+// Where a written project holds its reader's own fields: is_pinned's value, and
+// READER_FIELDS' (my_role to permissions), which potential_subscribers follows. A
+// key written with a quote before it is a key, never the inside of a string, and
+// none of these is the key of a nested object.
+const PINNED = Buffer.from(',"is_pinned":')
+const FIRST_READER_FIELD = Buffer.from(`,"${READER_FIELDS[0]}":`)
+const AFTER_READER_FIELDS = Buffer.from(',"potential_subscribers":')
+const TRUE = Buffer.from('true')
+const FALSE = Buffer.from('false')
+
 /**
- * A read project's answer: the bytes written before from the same aggregate text
- * and access level, else written now and kept (plugins/answers.ts). `seen` is
- * shared by the projects of one answer.
+ * A project as the schema writes it for one reader, kept for all of them (plugins/answers.ts):
+ * the reader's own fields are written anew and put in their places in these bytes.
  */
-export function projectAnswer (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen): Buffer {
-  const key = answerKey('project', String(read.level), read.aggregate)
-  let answer = answers.get(key)
-  if (answer === undefined) {
-    answer = writeProjectAnswer(read, seen)
-    answers.set(key, answer)
+export class KeptProject {
+  private constructor (
+    private readonly bytes: Buffer,
+    /** is_pinned's value. */
+    private readonly pinnedAt: number, private readonly pinnedEnd: number,
+    /** READER_FIELDS' values, from my_role's to permissions'. */
+    private readonly ownAt: number, private readonly ownEnd: number
+  ) {}
+
+  /** A written project's places, or undefined when it does not have them as expected. */
+  static of (bytes: Buffer): KeptProject | undefined {
+    const pinned = bytes.indexOf(PINNED)
+    if (pinned < 0) return undefined
+    const pinnedAt = pinned + PINNED.length
+    const pinnedEnd = pinnedAt + (bytes[pinnedAt] === TRUE[0] ? TRUE.length : FALSE.length)
+    const own = bytes.indexOf(FIRST_READER_FIELD, pinnedEnd)
+    const ownEnd = bytes.indexOf(AFTER_READER_FIELDS, own)
+    if (own < 0 || ownEnd < 0) return undefined
+    return new KeptProject(bytes, pinnedAt, pinnedEnd, own + FIRST_READER_FIELD.length, ownEnd)
   }
-  return answer
+
+  get byteLength (): number {
+    return this.bytes.length
+  }
+
+  /** The project as written for a reader: its bytes, with theirs. */
+  for (reader: ReaderPart): Buffer[] {
+    const { bytes } = this
+    return [
+      bytes.subarray(0, this.pinnedAt), reader.is_pinned === true ? TRUE : FALSE,
+      bytes.subarray(this.pinnedEnd, this.ownAt), readerFields(reader),
+      bytes.subarray(this.ownEnd)
+    ]
+  }
 }
 
-/** The project's JSON inside an answer of projectAnswer (no copy). */
-function projectInAnswer (answer: Buffer): Buffer {
-  return answer.subarray(ANSWER_OPEN.length, answer.length - ANSWER_CLOSE.length)
+// writeReaderFields writes an object of READER_FIELDS: its values are within.
+const READER_FIELDS_OPEN = `{"${READER_FIELDS[0]}":`
+
+/** READER_FIELDS' values for a reader, as writeProject writes them between my_role's key and potential_subscribers'. */
+function readerFields (reader: ReaderPart): Buffer {
+  const written = writeReaderFields({
+    my_role: reader.my_role ?? null,
+    notifications: reader.notifications.map(toNotification),
+    permissions: permissions(reader.level)
+  })
+  return Buffer.from(written.slice(READER_FIELDS_OPEN.length, -1))
+}
+
+/**
+ * A read project as its schema writes it, in pieces: from the bytes kept for the
+ * part of its text that every reader shares, with the reader's own fields, else
+ * written now and kept (plugins/answers.ts). `seen` is shared by the projects of
+ * one answer.
+ */
+function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen): Buffer[] {
+  const cut = cutProject(read)
+  const key = cut === null ? undefined : answerKey('project', cut.shared)
+  const kept = key === undefined ? undefined : answers.get<KeptProject>(key)
+  if (kept !== undefined) return kept.for(cut!.reader())
+  const bytes = Buffer.from(writeProject(toProject(parseProject(read), seen)))
+  const keeping = key === undefined ? undefined : KeptProject.of(bytes)
+  if (keeping !== undefined) answers.set(key!, keeping)
+  return [bytes]
+}
+
+const ANSWER_OPEN_BYTES = Buffer.from(ANSWER_OPEN)
+const ANSWER_CLOSE_BYTES = Buffer.from(ANSWER_CLOSE)
+
+/** A read project's answer (projects/get): `{"project":…}`, from what is kept when it can be. */
+export function projectAnswer (answers: AnswerCache, read: ProjectText): Buffer {
+  return Buffer.concat([ANSWER_OPEN_BYTES, ...projectBytes(answers, read), ANSWER_CLOSE_BYTES])
 }
 
 // projects/list's answer as its schema writes it (`{"projects":[…],"next_cursor":…}`).
@@ -291,7 +359,7 @@ const PAGE_OPEN = Buffer.from('{"projects":[')
 const COMMA = Buffer.from(',')
 
 /**
- * A page of projects/list: each project as projectAnswer writes it (kept or not),
+ * A page of projects/list: each project as projects/get writes it (kept or not),
  * its people shared across the page, and the cursor of the next page.
  */
 export function projectPageAnswer (answers: AnswerCache, page: readonly ProjectText[], nextCursor: string | null): Buffer {
@@ -299,7 +367,7 @@ export function projectPageAnswer (answers: AnswerCache, page: readonly ProjectT
   const parts: Buffer[] = [PAGE_OPEN]
   page.forEach((read, i) => {
     if (i > 0) parts.push(COMMA)
-    parts.push(projectInAnswer(projectAnswer(answers, read, seen)))
+    parts.push(...projectBytes(answers, read, seen))
   })
   parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))
   return Buffer.concat(parts)

@@ -10,7 +10,7 @@ import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { COMPONENTS } from './components.js'
 import type { Static } from 'typebox'
 import { NotificationListResponseSchema } from './notifications.js'
-import type { Project } from './projects.js'
+import { ProjectSchema, type Project } from './projects.js'
 
 type Schema = Record<string, unknown>
 
@@ -68,6 +68,21 @@ function writer<T> (schema: unknown): (value: T) => string {
 
 /** A Project on its own, as inside `{"project": …}` and `{"projects": […]}`. */
 export const writeProject = writer<Project>({ $ref: 'Project' })
+
+/**
+ * The fields of a Project that are its reader's own and consecutive in its schema,
+ * in that order: written into a project's kept bytes for each reader
+ * (presenters/project.ts).
+ */
+export const READER_FIELDS = ['my_role', 'notifications', 'permissions'] as const
+
+/** An object of READER_FIELDS alone, each written as writeProject writes it: `{"my_role":…,"notifications":…,"permissions":…}`. */
+export const writeReaderFields = writer<Pick<Project, typeof READER_FIELDS[number]>>({
+  type: 'object',
+  properties: Object.fromEntries(READER_FIELDS.map((field) => [field, ProjectSchema.properties[field]])),
+  required: [...READER_FIELDS],
+  additionalProperties: false
+})
 
 /** notifications/list's answer. */
 export const writeNotificationPage = writer<Static<typeof NotificationListResponseSchema>>(NotificationListResponseSchema)

@@ -80,6 +80,38 @@ t.test('projects/get answers the same bytes whether the project was written befo
   }
 })
 
+t.test('everyone who reads a project shares its kept bytes, each answer with the reader\'s own fields', async (t) => {
+  // A name no read has kept yet: Bob reads first, then four people who see the
+  // project otherwise (pinned or not, another role, their own notifications, another
+  // access level), each from what his read kept.
+  const name = 'Read by four'
+  t.equal((await client(app, erin).updateName({ project_id: websiteId, name })).statusCode, 200)
+  await sql`UPDATE notifications SET read = false, read_at = NULL WHERE person_id IN (SELECT id FROM people WHERE email = 'carol@acme.test')`.execute(db)
+  const readers = ['bob@acme.test', 'alice@acme.test', 'erin@acme.test', 'carol@acme.test']
+  const projects = []
+  for (const [i, person] of readers.entries()) {
+    const hits = app.answers.hits
+    const { kept, written } = await both(demo.tokens[person]!.read_only, (api) => api.get(websiteId))
+    sameAnswer(t, kept, written, `${person} reading it`)
+    t.equal(kept.body, await reference(person, websiteId), `${person}: Fastify's bytes`)
+    t.equal(app.answers.hits, i === 0 ? hits : hits + 1, i === 0 ? `${person}: written and kept` : `${person}: written from what ${readers[0]} kept`)
+    projects.push(kept.json().project)
+  }
+  const unread = await Promise.all(readers.map(async (email) => (await db.selectFrom('notifications as n')
+    .innerJoin('people as pe', 'pe.id', 'n.person_id')
+    .where('pe.email', '=', email).where('n.project_id', '=', website.id).where('n.read', '=', false)
+    .select('n.id').orderBy('n.inserted_at', 'desc').orderBy('n.id').execute()).map((n) => shortId(n.id))))
+  t.ok(unread[3]!.length > 0, 'Carol has unread notifications about it')
+  const own = (p: Record<string, unknown>) => [p.is_pinned, p.my_role, (p.notifications as Array<{ id: string }>).map((n) => n.id), p.permissions]
+  t.same(projects.map(own), [
+    [false, null, unread[0], { can_view: true, can_comment: true, can_edit: false, has_full_access: false }],
+    [true, 'champion', unread[1], { can_view: true, can_comment: true, can_edit: true, has_full_access: true }],
+    [false, 'reviewer', unread[2], { can_view: true, can_comment: true, can_edit: true, has_full_access: true }],
+    [false, 'contributor', unread[3], { can_view: true, can_comment: true, can_edit: true, has_full_access: false }]
+  ], 'each reader\'s own fields')
+  t.equal(new Set(projects.map((p) => p.name)).size, 1, 'one project')
+})
+
 t.test('a mutation\'s answer is Fastify\'s bytes, and the next read\'s', async (t) => {
   const api = client(app, erin)
   for (const name of ['Plain name', 'Ünïcödé 名前 ✨', 'Quotes " and \\ and /']) {
