@@ -17,6 +17,7 @@
 // WebAssembly several times more. Bounded by bytes (ANSWER_CACHE_MB, off the
 // JavaScript heap), least recently used out first.
 import { createHash } from 'node:crypto'
+import { Readable } from 'node:stream'
 import fp from 'fastify-plugin'
 import type { FastifyReply } from 'fastify'
 
@@ -91,9 +92,17 @@ export class AnswerCache {
   }
 }
 
-/** Sends an answer written (or kept) as its route's schema writes it. */
-export function sendAnswer (reply: FastifyReply, answer: Buffer): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(answer)
+/**
+ * Sends an answer written (or kept) as its route's schema writes it: one buffer, or
+ * its parts in order, sent one after the other without being copied into one (a
+ * page of projects is most of a megabyte, mostly kept bytes), with its length.
+ */
+export function sendAnswer (reply: FastifyReply, answer: Buffer | Buffer[]): FastifyReply {
+  reply.type('application/json; charset=utf-8')
+  if (Buffer.isBuffer(answer)) return reply.send(answer)
+  let length = 0
+  for (const part of answer) length += part.length
+  return reply.header('content-length', length).send(Readable.from(answer, { objectMode: false }))
 }
 
 export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {

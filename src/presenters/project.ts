@@ -8,7 +8,7 @@
 import { ACCESS } from '../db/access.js'
 import { cutProject, parseProject, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
 import { answerKey, type AnswerCache } from '../plugins/answers.js'
-import { READER_FIELDS, writeProject, writeReaderFields } from '../schemas/serializer.js'
+import { AFTER_READER_FIELDS, READER_FIELDS, writeProject, writeReaderFields } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
 
@@ -267,12 +267,12 @@ export function writeProjectAnswer (read: ProjectText, seen?: PeopleSeen): Buffe
 }
 
 // Where a written project holds its reader's own fields: is_pinned's value, and
-// READER_FIELDS' (my_role to permissions), which potential_subscribers follows. A
-// key written with a quote before it is a key, never the inside of a string, and
-// none of these is the key of a nested object.
+// READER_FIELDS' (my_role to permissions), up to the next field's key. A key
+// written with a quote before it is a key, never the inside of a string, and none
+// of these is the key of a nested object.
 const PINNED = Buffer.from(',"is_pinned":')
 const FIRST_READER_FIELD = Buffer.from(`,"${READER_FIELDS[0]}":`)
-const AFTER_READER_FIELDS = Buffer.from(',"potential_subscribers":')
+const NEXT_FIELD = Buffer.from(`,"${AFTER_READER_FIELDS}":`)
 const TRUE = Buffer.from('true')
 const FALSE = Buffer.from('false')
 
@@ -296,7 +296,7 @@ export class KeptProject {
     const pinnedAt = pinned + PINNED.length
     const pinnedEnd = pinnedAt + (bytes[pinnedAt] === TRUE[0] ? TRUE.length : FALSE.length)
     const own = bytes.indexOf(FIRST_READER_FIELD, pinnedEnd)
-    const ownEnd = bytes.indexOf(AFTER_READER_FIELDS, own)
+    const ownEnd = bytes.indexOf(NEXT_FIELD, own)
     if (own < 0 || ownEnd < 0) return undefined
     return new KeptProject(bytes, pinnedAt, pinnedEnd, own + FIRST_READER_FIELD.length, ownEnd)
   }
@@ -319,7 +319,7 @@ export class KeptProject {
 // writeReaderFields writes an object of READER_FIELDS: its values are within.
 const READER_FIELDS_OPEN = `{"${READER_FIELDS[0]}":`
 
-/** READER_FIELDS' values for a reader, as writeProject writes them between my_role's key and potential_subscribers'. */
+/** READER_FIELDS' values for a reader, as writeProject writes them between my_role's key and the next field's. */
 function readerFields (reader: ReaderPart): Buffer {
   const written = writeReaderFields({
     my_role: reader.my_role ?? null,
@@ -359,10 +359,11 @@ const PAGE_OPEN = Buffer.from('{"projects":[')
 const COMMA = Buffer.from(',')
 
 /**
- * A page of projects/list: each project as projects/get writes it (kept or not),
- * its people shared across the page, and the cursor of the next page.
+ * A page of projects/list, in parts (plugins/answers.ts sends them as they are):
+ * each project as projects/get writes it (kept or not), its people shared across
+ * the page, and the cursor of the next page.
  */
-export function projectPageAnswer (answers: AnswerCache, page: readonly ProjectText[], nextCursor: string | null): Buffer {
+export function projectPageAnswer (answers: AnswerCache, page: readonly ProjectText[], nextCursor: string | null): Buffer[] {
   const seen: PeopleSeen = new Map()
   const parts: Buffer[] = [PAGE_OPEN]
   page.forEach((read, i) => {
@@ -370,5 +371,5 @@ export function projectPageAnswer (answers: AnswerCache, page: readonly ProjectT
     parts.push(...projectBytes(answers, read, seen))
   })
   parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))
-  return Buffer.concat(parts)
+  return parts
 }

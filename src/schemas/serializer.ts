@@ -76,6 +76,14 @@ export const writeProject = writer<Project>({ $ref: 'Project' })
  */
 export const READER_FIELDS = ['my_role', 'notifications', 'permissions'] as const
 
+/** The field that follows READER_FIELDS in a written Project. */
+export const AFTER_READER_FIELDS = (() => {
+  const fields = Object.keys(ProjectSchema.properties)
+  const first = fields.indexOf(READER_FIELDS[0])
+  if (first < 0 || READER_FIELDS.some((field, i) => fields[first + i] !== field)) throw new Error('READER_FIELDS are not consecutive in the Project schema')
+  return fields[first + READER_FIELDS.length]!
+})()
+
 /** An object of READER_FIELDS alone, each written as writeProject writes it: `{"my_role":…,"notifications":…,"permissions":…}`. */
 export const writeReaderFields = writer<Pick<Project, typeof READER_FIELDS[number]>>({
   type: 'object',

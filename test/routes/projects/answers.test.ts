@@ -164,6 +164,7 @@ t.test('projects/list answers the same bytes, page after page, and shares what p
         t.equal(kept.statusCode, 200)
         t.equal(kept.headers['content-type'], written.headers['content-type'])
         t.equal(kept.body, written.body, `${person}, ${JSON.stringify(q)}: the same bytes`)
+        t.equal(kept.headers['content-length'], String(Buffer.byteLength(kept.body)), 'sent in parts, with the length of them all')
         t.equal(kept.body, JSON.stringify(kept.json()), 'written as JSON.stringify writes it: no space, the same escapes')
         cursor = kept.json().next_cursor
         pages++
@@ -193,4 +194,26 @@ t.test('with include_markdown the answer is built as before, under its own tag',
   t.equal((await get(app)).body, written.body, 'again')
   t.type(kept.json().markdown, 'string')
   t.equal(kept.headers.etag, String(plainRead.headers.etag).replace(/"$/, '.md"'))
+})
+
+t.test('a page sent in parts over a socket: its length, the same bytes, and HEAD with the length and no body', async (t) => {
+  const { app: server } = await build(t, { db })
+  await server.listen({ port: 0, host: '127.0.0.1' })
+  const address = server.server.address()
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  const url = `http://127.0.0.1:${address.port}/api/external/v1/projects/list`
+  const headers = { authorization: `Bearer ${alice}` }
+  const injected = await client(app, alice).list()
+  for (const round of ['first', 'kept']) {
+    const res = await fetch(url, { headers })
+    const body = await res.text()
+    t.equal(res.status, 200)
+    t.equal(body, injected.body, `${round}: the bytes of the answer`)
+    t.equal(res.headers.get('content-length'), String(Buffer.byteLength(body)), `${round}: its length`)
+    t.equal(res.headers.get('transfer-encoding'), null, `${round}: not chunked`)
+  }
+  const head = await fetch(url, { method: 'HEAD', headers })
+  t.equal(head.status, 200)
+  t.equal(head.headers.get('content-length'), String(Buffer.byteLength(injected.body)), 'HEAD: the length')
+  t.equal(await head.text(), '', 'HEAD: no body')
 })
