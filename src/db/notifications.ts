@@ -2,13 +2,13 @@
 // read. Each is one statement, which checks the token too (db/caller.ts). A notification about a project the person can no
 // longer see is left out of the list and the count (its project's name could have
 // changed since), though it stays theirs to mark.
-import { expressionBuilder, sql, type Expression, type Kysely } from 'kysely'
+import { expressionBuilder, sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import { ACCESS, accessLevel, type PersonRef } from './access.js'
 import { value } from './prepared.js'
 import type { PersonRow } from './project-aggregate.js'
 import { CALLER_PERSON, prepareForCaller, runAs, type Actor } from './caller.js'
-import type { Database } from './types.js'
+import type { Database, ProjectsTable } from './types.js'
 
 /** The project with this id when `person` may view it. */
 function visibleProject (projectId: Expression<string | null>, person: PersonRef) {
@@ -21,6 +21,10 @@ function visibleProject (projectId: Expression<string | null>, person: PersonRef
 // The caller's person, from the statement's `caller` (db/caller.ts).
 const ME = sql<string>`caller.person_id`
 
+// A notification's project, left-joined as `p`: there whenever the notification
+// names one (the foreign key), which is when its access is asked for.
+const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
+
 // One row whenever the caller is valid, holding the page as one JSON array: a
 // hundred rows would each cost the driver a row of its own, dates parsed into
 // Date objects and two JSON texts parsed, for an answer that is JSON again. The
@@ -30,12 +34,14 @@ const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), of
   .selectFrom('caller')
   .select((eb) => sql<string>`(${jsonArrayFrom(eb.selectFrom('notifications as n')
     .innerJoin('people as me', 'me.id', 'n.person_id')
+    // The project looked up once, for the person's access and for its name.
+    .leftJoin('projects as p', 'p.id', 'n.project_id')
     .leftJoin('activities as a', 'a.id', 'n.activity_id')
     .where('n.person_id', '=', ME)
-    .where((eb) => eb.or([eb('n.project_id', 'is', null), eb.exists(visibleProject(eb.ref('n.project_id'), eb.table('me')))]))
+    .where((eb) => eb.or([eb('n.project_id', 'is', null), eb(accessLevel(JOINED_PROJECT, eb.table('me')), '>=', ACCESS.view)]))
     .select((eb) => [
       'n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at',
-      jsonObjectFrom(eb.selectFrom('projects as p').select(['p.id', 'p.name']).whereRef('p.id', '=', 'n.project_id')).as('project'),
+      sql<{ id: string, name: string } | null>`CASE WHEN p.id IS NOT NULL THEN json_build_object('id', p.id, 'name', p.name) END`.as('project'),
       jsonObjectFrom(eb.selectFrom('people as pe')
         .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type'])
         .whereRef('pe.id', '=', 'a.author_id')).as('author')

@@ -283,3 +283,22 @@ t.test('marking: only one\'s own, idempotent, all or none, read-only refused', a
     t.equal(res.json().code, 'invalid_input')
   }
 })
+
+t.test('list: a notification about a project the person cannot see is left out until they can; one about no project is listed', async (t) => {
+  const bobNotes = notes(readOnly('bob@acme.test'))
+  const [seen, secret, none] = await db.insertInto('notifications').values([
+    { person_id: bob.id, project_id: website.id, action: 'project_closed', inserted_at: new Date(Date.now() + 3000) },
+    { person_id: bob.id, project_id: internal.id, action: 'project_closed', inserted_at: new Date(Date.now() + 2000) },
+    { person_id: bob.id, project_id: null, action: 'space_joined', inserted_at: new Date(Date.now() + 1000) }
+  ]).returning('id').execute()
+  const ours = () => [seen!.id, secret!.id, none!.id].map(shortId)
+  const listed = async () => ((await bobNotes.list()).json().notifications as Array<{ id: string, project: { name: string } | null }>)
+    .filter((n) => ours().includes(n.id)).map((n) => [n.id, n.project?.name ?? null])
+  const websiteName = (await db.selectFrom('projects').select('name').where('id', '=', website.id).executeTakeFirstOrThrow()).name
+  t.same(await listed(), [[shortId(seen!.id), websiteName], [shortId(none!.id), null]], 'the secret project\'s is left out')
+  await db.updateTable('projects').set({ company_access: 10 }).where('id', '=', internal.id).execute()
+  t.same(await listed(), [[shortId(seen!.id), websiteName], [shortId(secret!.id), 'Internal Tools'], [shortId(none!.id), null]], 'listed, with its name, once the company may view it')
+  await db.updateTable('projects').set({ company_access: 0 }).where('id', '=', internal.id).execute()
+  t.same((await listed()).map(([id]) => id), [shortId(seen!.id), shortId(none!.id)], 'left out again')
+  await db.deleteFrom('notifications').where('id', 'in', [seen!.id, secret!.id, none!.id]).execute()
+})
