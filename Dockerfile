@@ -33,7 +33,9 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 # 3. The runtime: node, node_modules and dist/, owned by root, run as `node`.
 FROM node:${NODE_VERSION}-bookworm-slim
+# MALLOC_ARENA_MAX as `npm run start:prod` sets it (README, "Memory").
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/var/lib/projects-api

@@ -14,14 +14,22 @@ export interface Server extends ServerProcess {
 }
 
 /**
- * The node flags production starts the server with: those of `npm run start:prod`
- * (package.json), which the image's CMD repeats (test/deploy.test.ts).
+ * How production starts the server: `npm run start:prod` (package.json), its
+ * environment (`NAME=value` before `node`, which the image's ENV repeats) and its
+ * node flags (which the image's CMD repeats; test/deploy.test.ts).
  */
-export const PRODUCTION_NODE_FLAGS: readonly string[] = (() => {
+const START_PROD: readonly string[] = (() => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }
-  const words = (pkg.scripts['start:prod'] ?? '').split(/\s+/)
-  return words[0] === 'node' ? words.slice(1).filter((w) => w.startsWith('--')) : []
+  return (pkg.scripts['start:prod'] ?? '').split(/\s+/)
 })()
+const NODE_AT = START_PROD.indexOf('node')
+
+/** The node flags production starts the server with. */
+export const PRODUCTION_NODE_FLAGS: readonly string[] = NODE_AT < 0 ? [] : START_PROD.slice(NODE_AT + 1).filter((w) => w.startsWith('--'))
+
+/** The environment production starts the server in, beyond its configuration. */
+export const PRODUCTION_ENV: Readonly<Record<string, string>> = Object.fromEntries(
+  START_PROD.slice(0, Math.max(NODE_AT, 0)).map((word) => /^([A-Z_]+)=(.*)$/.exec(word)).filter((m) => m !== null).map((m) => [m[1]!, m[2]!]))
 
 /**
  * Starts `node <production flags> <entry>` (the build) with only the given
@@ -29,7 +37,7 @@ export const PRODUCTION_NODE_FLAGS: readonly string[] = (() => {
  * test/launch.ts, which the tests use too.
  */
 export async function startServer (options: { entry: string, env: Record<string, string>, logFile: string, nodeArgs?: string[] }): Promise<Server> {
-  const server = await launchServer({ entry: [options.entry], env: options.env, logFile: options.logFile, nodeArgs: [...PRODUCTION_NODE_FLAGS, ...(options.nodeArgs ?? [])] })
+  const server = await launchServer({ entry: [options.entry], env: { ...PRODUCTION_ENV, ...options.env }, logFile: options.logFile, nodeArgs: [...PRODUCTION_NODE_FLAGS, ...(options.nodeArgs ?? [])] })
   return { ...server, logFile: options.logFile, idleRssMb: rssMb(server.pid) ?? 0 }
 }
 

@@ -60,6 +60,8 @@ export interface Settings {
   totalSeconds: number
   /** The node flags the server ran with (npm run start:prod's). */
   nodeFlags: readonly string[]
+  /** The environment it ran in beyond its configuration (npm run start:prod's). */
+  nodeEnv: Readonly<Record<string, string>>
   /** The servers' RSS once ready, before any load. */
   idleRssMb: { postgres: number, embedded: number | null }
   /** The servers' CPU in ms a second with no request, after their runs (load.ts, idleCpuMsPerSecond). */
@@ -716,7 +718,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       (m.pglite ? `; PGlite ${m.pglite}` : ''),
     `- Settings: ${settings.durationS} s per run (${settings.shortDurationS} s small vs large, ${settings.warmupS} s warm-up per operation), ` +
       `connections ${settings.connections.join(' and ')}, server DB_POOL_SIZE ${settings.poolSize} (${settings.poolSizeWhy}), ` +
-      `rate limit off, LOG_LEVEL=warn, NODE_ENV=production, \`node ${settings.nodeFlags.join(' ')}\` (npm run start:prod's flags); pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
+      `rate limit off, LOG_LEVEL=warn, NODE_ENV=production, \`${Object.entries(settings.nodeEnv).map(([name, value]) => `${name}=${value} `).join('')}node ${settings.nodeFlags.join(' ')}\` (npm run start:prod's environment and flags); pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
       `the whole bench took ${Math.round(settings.totalSeconds)} s`,
     othersLine(figures),
     `- The server idle, after its runs (5 s with no request, /proc/<pid>/stat): ${f(settings.idleCpuMs.postgres, 1)} ms of CPU a second on PostgreSQL` +

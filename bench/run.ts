@@ -37,7 +37,7 @@ import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
-import { idleCpuMsPerSecond, load, quiet, quietMachine, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
+import { idleCpuMsPerSecond, load, quiet, quietMachine, PRODUCTION_ENV, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { connected, statementStatsMissing } from './postgres.js'
@@ -625,6 +625,7 @@ async function main (): Promise<void> {
       pgbench: pgbenchAvailable ? options.pgbench : null,
       totalSeconds: (performance.now() - started) / 1000,
       nodeFlags: PRODUCTION_NODE_FLAGS,
+      nodeEnv: PRODUCTION_ENV,
       idleRssMb: { postgres: pgServer.idleRssMb, embedded: embeddedIdleRss },
       idleCpuMs: { postgres: pgIdleCpu, embedded: embeddedIdleCpu }
     }, machine(postgresVersion, pgliteVersion))

@@ -129,7 +129,11 @@ t.test('the image and npm run start:prod start the server with the same memory f
   const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(runtime)![1]!) as string[]
   const flags = cmd.slice(1, -1)
   t.same(flags, ['--max-semi-space-size=8', '--heap-growing-percent=50'])
-  t.equal(pkg.scripts['start:prod'], `node ${flags.join(' ')} dist/src/server.js`, 'what npm run start:prod runs')
+  t.equal(pkg.scripts['start:prod'], `MALLOC_ARENA_MAX=2 node ${flags.join(' ')} dist/src/server.js`, 'what npm run start:prod runs')
+  // glibc makes a malloc arena per thread that allocates (the main thread, V8's and
+  // libuv's), up to 8 per core, and keeps what each has freed: two bound it, in the
+  // environment the process starts with (glibc reads it at the first allocation).
+  t.match(runtime, /^ENV [^\n]*(?:\\\n[^\n]*)*MALLOC_ARENA_MAX=2/m, 'the image sets it too')
   t.notOk(compose.services.api.command, 'compose runs the image\'s CMD')
   for (const flag of flags) t.notMatch(flag, /max-old-space|max-heap-size|initial-heap|stack-size/, `${flag} is no heap limit`)
   // This Node.js takes the flags, and the heap's limit with them is the one without.
