@@ -81,17 +81,17 @@ const KEPT_COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof ProjectChildrenTable>
 
 /**
- * The aggregate's columns that its child rows and the reader make: everything but
- * the project's own columns. They hang on the row's id, space, goal and order of
- * milestones, which neither mutation changes, so a statement that has read them
- * for the row before its change can reuse them for the row after it.
- */
-/**
  * The aggregate's columns that depend on who reads the project, its last three: in
  * its JSON text, everything before `,"is_pinned":` is the same for every reader.
  */
 export const PERSONAL_COLUMNS = ['is_pinned', 'my_role', 'notifications'] as const
 
+/**
+ * The aggregate's columns that its child rows and the reader make: everything but
+ * the project's own columns. They hang on the row's id, space, goal and order of
+ * milestones, which neither mutation changes, so a statement that has read them
+ * for the row before its change can reuse them for the row after it.
+ */
 export const CHILD_COLUMNS = ['space_name', ...KEPT_COLUMNS, ...PERSONAL_COLUMNS] as const
 
 export type ChildColumn = typeof CHILD_COLUMNS[number]
