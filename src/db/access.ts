@@ -34,13 +34,18 @@ export function contributorLevel (contributor: ContributorRef): RawBuilder<numbe
   return sql<number | null>`CASE WHEN ${column(contributor, 'role')} = 'contributor' THEN ${column(contributor, 'access_level')} ELSE ${sql.lit(ACCESS.full)} END`
 }
 
-/** The access level of `person` on `project`: 0 for no access at all. */
-export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder<number> {
+/** Whether `person` is a member of `project`'s space. */
+function isSpaceMember (project: ProjectRef, person: PersonRef) {
   const eb = expressionBuilder<Database>()
-  const isSpaceMember = eb.exists(eb.selectFrom('space_members as sm')
+  return eb.exists(eb.selectFrom('space_members as sm')
     .select(sql.lit(1).as('one'))
     .where('sm.space_id', '=', column(project, 'space_id'))
     .where('sm.person_id', '=', column(person, 'id')))
+}
+
+/** The access level of `person` on `project`: 0 for no access at all. */
+export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder<number> {
+  const eb = expressionBuilder<Database>()
   const binding = eb.selectFrom('project_contributors as c')
     .select((eb) => sql<number>`coalesce(max(${contributorLevel(eb.table('c'))}), 0)`.as('level'))
     .where('c.project_id', '=', column(project, 'id'))
@@ -50,7 +55,33 @@ export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder
   ${column(project, 'public_access')},
   CASE WHEN ${sameCompany} THEN ${column(project, 'company_access')} ELSE 0 END,
   CASE WHEN ${sameCompany} AND ${column(person, 'is_admin')} THEN ${sql.lit(ACCESS.full)} ELSE 0 END,
-  CASE WHEN ${isSpaceMember} THEN ${column(project, 'space_access')} ELSE 0 END,
+  CASE WHEN ${isSpaceMember(project, person)} THEN ${column(project, 'space_access')} ELSE 0 END,
   ${binding}
 ) END`
+}
+
+/**
+ * Whether `person` has at least `level` (above 0) on `project`: accessLevel's
+ * terms as a condition, for a WHERE clause (null where it is false). PostgreSQL
+ * stops at the first term of an OR that holds, in the order written, so a member
+ * of the project's company, when the company's level is enough, costs no lookup of
+ * space members or contributors: `accessLevel(...) >= level` computes every term
+ * for every row, which made notifying a project's hundred subscribers look up each
+ * one's space membership and contributor binding.
+ */
+export function hasAccess (project: ProjectRef, person: PersonRef, level: number): RawBuilder<boolean> {
+  if (!(level > 0 && level <= ACCESS.full)) throw new RangeError(`an access level above 0 and at most ${ACCESS.full}, not ${level}`)
+  const eb = expressionBuilder<Database>()
+  const binding = eb.exists(eb.selectFrom('project_contributors as c')
+    .select(sql.lit(1).as('one'))
+    .where('c.project_id', '=', column(project, 'id'))
+    .where('c.person_id', '=', column(person, 'id'))
+    .where((eb) => eb(contributorLevel(eb.table('c')), '>=', sql.lit(level))))
+  const sameCompany = sql<boolean>`${column(person, 'company_id')} = ${column(project, 'company_id')}`
+  return sql<boolean>`(${column(person, 'suspended_at')} IS NULL AND (
+  ${column(project, 'public_access')} >= ${sql.lit(level)}
+  OR (${sameCompany} AND (${column(project, 'company_access')} >= ${sql.lit(level)} OR ${column(person, 'is_admin')}))
+  OR (${column(project, 'space_access')} >= ${sql.lit(level)} AND ${isSpaceMember(project, person)})
+  OR ${binding}
+))`
 }

@@ -4,7 +4,7 @@
 // changed since), though it stays theirs to mark.
 import { expressionBuilder, sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
-import { ACCESS, accessLevel, type PersonRef } from './access.js'
+import { ACCESS, hasAccess, type PersonRef } from './access.js'
 import { value } from './prepared.js'
 import type { PersonRow } from './project-aggregate.js'
 import { CALLER_PERSON, prepareForCaller, runAs, type Actor } from './caller.js'
@@ -15,7 +15,7 @@ function visibleProject (projectId: Expression<string | null>, person: PersonRef
   return expressionBuilder<Database>().selectFrom('projects as p')
     .select(sql.lit(1).as('one'))
     .where('p.id', '=', projectId)
-    .where((eb) => eb(accessLevel(eb.table('p'), person), '>=', ACCESS.view))
+    .where((eb) => hasAccess(eb.table('p'), person, ACCESS.view))
 }
 
 // The caller's person, from the statement's `caller` (db/caller.ts).
@@ -38,7 +38,7 @@ const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), of
     .leftJoin('projects as p', 'p.id', 'n.project_id')
     .leftJoin('activities as a', 'a.id', 'n.activity_id')
     .where('n.person_id', '=', ME)
-    .where((eb) => eb.or([eb('n.project_id', 'is', null), eb(accessLevel(JOINED_PROJECT, eb.table('me')), '>=', ACCESS.view)]))
+    .where((eb) => eb.or([eb('n.project_id', 'is', null), hasAccess(JOINED_PROJECT, eb.table('me'), ACCESS.view)]))
     .select((eb) => [
       'n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at',
       sql<{ id: string, name: string } | null>`CASE WHEN p.id IS NOT NULL THEN json_build_object('id', p.id, 'name', p.name) END`.as('project'),

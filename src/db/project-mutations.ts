@@ -5,7 +5,7 @@
 // together, with no read-modify-write of the row and no second round trip.
 import { sql, type Kysely } from 'kysely'
 import { CALLER_PERSON, CALLER_TOKEN, prepareForCaller, runAs, type Actor, type WithCaller } from './caller.js'
-import { ACCESS, accessLevel } from './access.js'
+import { ACCESS, accessLevel, hasAccess } from './access.js'
 import { value, type ValueParameters } from './prepared.js'
 import { aggregateText, projectAggregate, projectSource, subscriptionSources, type BuiltChildren, type ChildColumn, type ProjectText } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
@@ -267,7 +267,7 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
         .whereRef('pe.id', '=', 'r.person_id')
         .where('pe.id', '<>', CALLER_PERSON)
         .where('pe.suspended_at', 'is', null)
-        .where((eb) => accessLevel(eb.table('p'), eb.table('pe')), '>=', ACCESS.view)
+        .where((eb) => hasAccess(eb.table('p'), eb.table('pe'), ACCESS.view))
         .select('pe.id')).as('pe'), (join) => join.onTrue())
       .select(['pe.id', 'a.project_id', 'a.id as activity_id', sql.lit(ACTIONS.description.action).as('action')]))
     .returning('notifications.id'))

@@ -1,8 +1,11 @@
 // The access rule in SQL (db/access.ts): the level a contributor binding gives,
 // shown on the API's contributors and counted by a person's access level, which is
-// the highest of the levels that apply.
+// the highest of the levels that apply; and the same rule as a condition, which
+// must hold exactly where the level is high enough.
 import t from 'tap'
-import { ACCESS, accessLevel, contributorLevel } from '../../src/db/access.js'
+import { sql } from 'kysely'
+import { ACCESS, accessLevel, contributorLevel, hasAccess } from '../../src/db/access.js'
+import type { AccessLevel } from '../../src/db/types.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace } from '../helper.js'
 
 const { db } = await build(t)
@@ -52,4 +55,47 @@ t.test('a person\'s level is the highest that applies; a suspended person has no
   t.equal(level(admin.id), ACCESS.full, 'a company admin')
   t.equal(level(suspended.id), 0)
   t.equal(level(outsider.id), 0)
+})
+
+t.test('hasAccess holds exactly where accessLevel reaches the level, for every kind of person, project and level', async (t) => {
+  // Projects of every combination of the three levels (of the company above, in
+  // the space `member` belongs to), each with the same contributor bindings.
+  const levels: AccessLevel[] = [0, 10, 40, 70]
+  const projects: string[] = [project.id]
+  for (const pub of [0, 10] as AccessLevel[]) {
+    for (const com of levels) {
+      for (const spa of levels) {
+        const p = await createProject(db, space, { access: { public: pub, company: com, space: spa } })
+        await addContributor(db, p.id, champion.id, 'champion')
+        await addContributor(db, p.id, reviewer.id, 'reviewer', 10)
+        await addContributor(db, p.id, editor.id, 'contributor', 70)
+        await addContributor(db, p.id, unset.id, 'contributor')
+        await addContributor(db, p.id, outsider.id, 'contributor', 40)
+        projects.push(p.id)
+      }
+    }
+  }
+  const asked = [ACCESS.view, ACCESS.comment, ACCESS.edit, ACCESS.full]
+  const rows = await db.selectFrom('projects as p')
+    .innerJoin('people as me', (join) => join.onTrue())
+    .where('p.id', 'in', projects)
+    .select((eb) => [
+      'p.id as project', 'me.id as person', accessLevel(eb.table('p'), eb.table('me')).as('level'),
+      ...asked.map((level) => eb.fn.coalesce(hasAccess(eb.table('p'), eb.table('me'), level), eb.lit(false)).as(`has_${level}`))
+    ])
+    .execute()
+  const people = new Set(rows.map((r) => r.person))
+  t.ok(people.size === 8 && projects.length === 33, `${people.size} people on ${projects.length} projects`)
+  let disagreements = 0
+  let granted = 0
+  for (const row of rows) {
+    for (const level of asked) {
+      const has = (row as unknown as Record<string, boolean>)[`has_${level}`]
+      if (has !== row.level >= level) disagreements++
+      if (has) granted++
+    }
+  }
+  t.equal(disagreements, 0, `${rows.length * asked.length} cases, ${granted} granted`)
+  t.ok(granted > 0 && granted < rows.length * asked.length, 'some cases granted and some not')
+  t.throws(() => hasAccess(sql.table('p') as never, sql.table('me') as never, 0), RangeError, 'level 0 always holds: not a question')
 })
