@@ -3,8 +3,9 @@
 // project's company, the space level for members of its space, and the person's
 // own contributor binding. Suspended people have none. The rows are passed as
 // references (`eb.table('p')`), so the compiler checks that they are a project
-// and a person. projects/list looks for visible projects where these terms come
-// from (db/project-list.ts): a new term needs its place there too.
+// and a person; the tables the rule reads itself are aliased `access_*`, which no
+// caller's alias may shadow. projects/list looks for visible projects where these
+// terms come from (db/project-list.ts): a new term needs its place there too.
 import { expressionBuilder, sql, type Expression, type RawBuilder, type Selectable } from 'kysely'
 import type { Database, PeopleTable, ProjectContributorsTable, ProjectsTable } from './types.js'
 
@@ -37,19 +38,19 @@ export function contributorLevel (contributor: ContributorRef): RawBuilder<numbe
 /** Whether `person` is a member of `project`'s space. */
 function isSpaceMember (project: ProjectRef, person: PersonRef) {
   const eb = expressionBuilder<Database>()
-  return eb.exists(eb.selectFrom('space_members as sm')
+  return eb.exists(eb.selectFrom('space_members as access_sm')
     .select(sql.lit(1).as('one'))
-    .where('sm.space_id', '=', column(project, 'space_id'))
-    .where('sm.person_id', '=', column(person, 'id')))
+    .where('access_sm.space_id', '=', column(project, 'space_id'))
+    .where('access_sm.person_id', '=', column(person, 'id')))
 }
 
 /** The access level of `person` on `project`: 0 for no access at all. */
 export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder<number> {
   const eb = expressionBuilder<Database>()
-  const binding = eb.selectFrom('project_contributors as c')
-    .select((eb) => sql<number>`coalesce(max(${contributorLevel(eb.table('c'))}), 0)`.as('level'))
-    .where('c.project_id', '=', column(project, 'id'))
-    .where('c.person_id', '=', column(person, 'id'))
+  const binding = eb.selectFrom('project_contributors as access_c')
+    .select((eb) => sql<number>`coalesce(max(${contributorLevel(eb.table('access_c'))}), 0)`.as('level'))
+    .where('access_c.project_id', '=', column(project, 'id'))
+    .where('access_c.person_id', '=', column(person, 'id'))
   const sameCompany = sql<boolean>`${column(person, 'company_id')} = ${column(project, 'company_id')}`
   return sql<number>`CASE WHEN ${column(person, 'suspended_at')} IS NOT NULL THEN 0 ELSE greatest(
   ${column(project, 'public_access')},
@@ -72,11 +73,11 @@ export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder
 export function hasAccess (project: ProjectRef, person: PersonRef, level: number): RawBuilder<boolean> {
   if (!(level > 0 && level <= ACCESS.full)) throw new RangeError(`an access level above 0 and at most ${ACCESS.full}, not ${level}`)
   const eb = expressionBuilder<Database>()
-  const binding = eb.exists(eb.selectFrom('project_contributors as c')
+  const binding = eb.exists(eb.selectFrom('project_contributors as access_c')
     .select(sql.lit(1).as('one'))
-    .where('c.project_id', '=', column(project, 'id'))
-    .where('c.person_id', '=', column(person, 'id'))
-    .where((eb) => eb(contributorLevel(eb.table('c')), '>=', sql.lit(level))))
+    .where('access_c.project_id', '=', column(project, 'id'))
+    .where('access_c.person_id', '=', column(person, 'id'))
+    .where((eb) => eb(contributorLevel(eb.table('access_c')), '>=', sql.lit(level))))
   const sameCompany = sql<boolean>`${column(person, 'company_id')} = ${column(project, 'company_id')}`
   return sql<boolean>`(${column(person, 'suspended_at')} IS NULL AND (
   ${column(project, 'public_access')} >= ${sql.lit(level)}

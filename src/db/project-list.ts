@@ -3,7 +3,7 @@
 // continued after the last project of the previous page (keyset paging, so a page
 // costs the same however deep it is).
 import { expressionBuilder, sql, type Kysely } from 'kysely'
-import { ACCESS, accessLevel } from './access.js'
+import { ACCESS, accessLevel, hasAccess } from './access.js'
 import { value } from './prepared.js'
 import { prepareForCaller, runAs, type Actor } from './caller.js'
 import { aggregateText, projectAggregate, projectSource, type ProjectText } from './project-aggregate.js'
@@ -60,12 +60,12 @@ const LIST_PROJECTS = prepareForCaller('read', {
   return withCaller.selectFrom('caller')
     .leftJoinLateral((eb) => eb.selectFrom(eb.selectFrom('projects as p')
       .where('p.id', 'in', candidates)
-      .innerJoinLateral((eb) => eb.selectFrom('people as me')
-        .where('me.id', '=', ME)
-        .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
-        .as('acc'), (join) => join.onTrue())
+      .innerJoin('people as me', (join) => join.on('me.id', '=', ME))
       .where(ownCursor)
-      .where('acc.level', '>=', ACCESS.view)
+      // Whether the person sees it, stopping at the first source that grants it
+      // (db/access.ts): a project of their company the company may view costs no
+      // lookup of its space's members or its contributors.
+      .where((eb) => hasAccess(eb.table('p'), eb.table('me'), ACCESS.view))
       .where(sql<boolean>`(${v.includeArchived} OR p.archived_at IS NULL)`)
       .where(sql<boolean>`(${v.spaceId}::uuid IS NULL OR p.space_id = ${v.spaceId}::uuid)`)
       .where(sql<boolean>`(${v.goalId}::uuid IS NULL OR p.goal_id = ${v.goalId}::uuid)`)
@@ -73,12 +73,15 @@ const LIST_PROJECTS = prepareForCaller('read', {
         SELECT 1 FROM project_contributors r
         WHERE r.project_id = p.id AND r.person_id = ${ME} AND r.role = ANY(${v.roles}::text[])))`)
       .where(sql<boolean>`(${v.afterName}::text IS NULL OR (p.name, p.id) > (${v.afterName}::text, ${v.afterId}::uuid))`)
-      .select(['p.id', 'p.name', 'acc.level'])
+      .select(['p.id', 'p.name', 'p.company_id', 'p.space_id', 'p.public_access', 'p.company_access', 'p.space_access'])
       .orderBy('p.name').orderBy('p.id')
       .limit(sql<number>`${v.limit} + 1`)
-      .as('c'))
+      .as('chosen'))
+      // The level, which the answer shows, of the page's projects only.
+      .innerJoin('people as me', (join) => join.on('me.id', '=', ME))
       // Numbered after the limit: a window over the whole list would sort all of it.
-      .select(['c.id', 'c.name', 'c.level', sql<number>`row_number() OVER (ORDER BY c.name, c.id)`.as('n')])
+      .select((eb) => ['chosen.id', 'chosen.name', accessLevel(eb.table('chosen'), eb.table('me')).as('level'),
+        sql<number>`row_number() OVER (ORDER BY chosen.name, chosen.id)`.as('n')])
       .as('page'), (join) => join.onTrue())
     .leftJoinLateral(fenced(projectAggregate(db, projectSource('projects'), ME)
       .where('p.id', '=', sql<string>`page.id`)
