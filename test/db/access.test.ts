@@ -99,3 +99,23 @@ t.test('hasAccess holds exactly where accessLevel reaches the level, for every k
   t.ok(granted > 0 && granted < rows.length * asked.length, 'some cases granted and some not')
   t.throws(() => hasAccess(sql.table('p') as never, sql.table('me') as never, 0), RangeError, 'level 0 always holds: not a question')
 })
+
+t.test('the rule reads the rows it is given, whatever their aliases (none shadows its own tables)', async (t) => {
+  for (const [projectAlias, personAlias] of [['c', 'sm'], ['sm', 'c'], ['access_x', 'me']] as const) {
+    const rows = await db.selectFrom(`projects as ${projectAlias}` as 'projects as p')
+      .innerJoin(`people as ${personAlias}` as 'people as me', (join) => join.onTrue())
+      .where(sql.ref(`${projectAlias}.id`), '=', project.id)
+      .select((eb) => [
+        sql<string>`${sql.ref(`${personAlias}.id`)}`.as('id'),
+        accessLevel(sql.table(projectAlias) as never, sql.table(personAlias) as never).as('level'),
+        eb.fn.coalesce(hasAccess(sql.table(projectAlias) as never, sql.table(personAlias) as never, ACCESS.edit), eb.lit(false)).as('edits')
+      ])
+      .execute()
+    const level = (id: string) => rows.find((r) => r.id === id)?.level
+    const edits = (id: string) => rows.find((r) => r.id === id)?.edits
+    t.equal(level(editor.id), 70, `a contributor's binding, with the project as ${projectAlias} and the person as ${personAlias}`)
+    t.equal(level(member.id), 40, `a space member, with the project as ${projectAlias} and the person as ${personAlias}`)
+    t.equal(edits(editor.id), true)
+    t.equal(edits(member.id), false)
+  }
+})
