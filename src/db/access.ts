@@ -7,6 +7,7 @@
 // caller's alias may shadow. projects/list looks for visible projects where these
 // terms come from (db/project-list.ts): a new term needs its place there too.
 import { expressionBuilder, sql, type Expression, type RawBuilder, type Selectable } from 'kysely'
+import { fenced } from './project-etag.js'
 import type { Database, PeopleTable, ProjectContributorsTable, ProjectsTable } from './types.js'
 
 export const ACCESS = { view: 10, comment: 40, edit: 70, full: 100 } as const
@@ -35,13 +36,18 @@ export function contributorLevel (contributor: ContributorRef): RawBuilder<numbe
   return sql<number | null>`CASE WHEN ${column(contributor, 'role')} = 'contributor' THEN ${column(contributor, 'access_level')} ELSE ${sql.lit(ACCESS.full)} END`
 }
 
-/** Whether `person` is a member of `project`'s space. */
+/**
+ * Whether `person` is a member of `project`'s space. The subqueries of EXISTS here
+ * end in OFFSET 0, which keeps PostgreSQL from answering them with a hash of the
+ * whole table (built once per execution, when it expects many rows to ask about):
+ * each is a lookup by key, whatever the tables grow to.
+ */
 function isSpaceMember (project: ProjectRef, person: PersonRef) {
   const eb = expressionBuilder<Database>()
-  return eb.exists(eb.selectFrom('space_members as access_sm')
+  return eb.exists(fenced(eb.selectFrom('space_members as access_sm')
     .select(sql.lit(1).as('one'))
     .where('access_sm.space_id', '=', column(project, 'space_id'))
-    .where('access_sm.person_id', '=', column(person, 'id')))
+    .where('access_sm.person_id', '=', column(person, 'id'))))
 }
 
 /** The access level of `person` on `project`: 0 for no access at all. */
@@ -73,11 +79,11 @@ export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder
 export function hasAccess (project: ProjectRef, person: PersonRef, level: number): RawBuilder<boolean> {
   if (!(level > 0 && level <= ACCESS.full)) throw new RangeError(`an access level above 0 and at most ${ACCESS.full}, not ${level}`)
   const eb = expressionBuilder<Database>()
-  const binding = eb.exists(eb.selectFrom('project_contributors as access_c')
+  const binding = eb.exists(fenced(eb.selectFrom('project_contributors as access_c')
     .select(sql.lit(1).as('one'))
     .where('access_c.project_id', '=', column(project, 'id'))
     .where('access_c.person_id', '=', column(person, 'id'))
-    .where((eb) => eb(contributorLevel(eb.table('access_c')), '>=', sql.lit(level))))
+    .where((eb) => eb(contributorLevel(eb.table('access_c')), '>=', sql.lit(level)))))
   const sameCompany = sql<boolean>`${column(person, 'company_id')} = ${column(project, 'company_id')}`
   return sql<boolean>`(${column(person, 'suspended_at')} IS NULL AND (
   ${column(project, 'public_access')} >= ${sql.lit(level)}

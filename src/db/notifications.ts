@@ -8,6 +8,7 @@ import { ACCESS, hasAccess, type PersonRef } from './access.js'
 import { value } from './prepared.js'
 import type { PersonRow } from './project-aggregate.js'
 import { CALLER_PERSON, prepareForCaller, runAs, type Actor } from './caller.js'
+import { fenced } from './project-etag.js'
 import type { Database, ProjectsTable } from './types.js'
 
 /** The project with this id when `person` may view it. */
@@ -21,30 +22,39 @@ function visibleProject (projectId: Expression<string | null>, person: PersonRef
 // The caller's person, from the statement's `caller` (db/caller.ts).
 const ME = sql<string>`caller.person_id`
 
-// A notification's project, left-joined as `p`: there whenever the notification
-// names one (the foreign key), which is when its access is asked for.
-const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
-
 // One row whenever the caller is valid, holding the page as one JSON array: a
 // hundred rows would each cost the driver a row of its own, dates parsed into
 // Date objects and two JSON texts parsed, for an answer that is JSON again. The
 // array comes as text, parsed only when no answer was written from the same text
 // (plugins/answers.ts).
+//
+// Each notification's project and author are looked up by their keys, the author
+// only for the notifications of the page: joined as tables, the plan PostgreSQL
+// keeps for every person (who may have a few notifications or thousands) read the
+// whole of projects and activities into hash tables for each page, a cost that grew
+// with every change anyone made.
+// A notification's project, left-joined as `p`: there whenever the notification
+// names one (the foreign key), which is when its access is asked for.
+const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
+
 const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>() }, (withCaller, v) => withCaller
   .selectFrom('caller')
   .select((eb) => sql<string>`(${jsonArrayFrom(eb.selectFrom('notifications as n')
     .innerJoin('people as me', 'me.id', 'n.person_id')
     // The project looked up once, for the person's access and for its name.
-    .leftJoin('projects as p', 'p.id', 'n.project_id')
-    .leftJoin('activities as a', 'a.id', 'n.activity_id')
+    .leftJoinLateral((eb) => fenced(eb.selectFrom('projects as np')
+      .whereRef('np.id', '=', 'n.project_id')
+      .select(['np.id', 'np.name', 'np.company_id', 'np.space_id', 'np.public_access', 'np.company_access', 'np.space_access'])).as('p'),
+    (join) => join.onTrue())
     .where('n.person_id', '=', ME)
     .where((eb) => eb.or([eb('n.project_id', 'is', null), hasAccess(JOINED_PROJECT, eb.table('me'), ACCESS.view)]))
     .select((eb) => [
       'n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at',
       sql<{ id: string, name: string } | null>`CASE WHEN p.id IS NOT NULL THEN json_build_object('id', p.id, 'name', p.name) END`.as('project'),
-      jsonObjectFrom(eb.selectFrom('people as pe')
+      jsonObjectFrom(eb.selectFrom('activities as a')
+        .innerJoin('people as pe', 'pe.id', 'a.author_id')
         .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type'])
-        .whereRef('pe.id', '=', 'a.author_id')).as('author')
+        .whereRef('a.id', '=', 'n.activity_id')).as('author')
     ])
     .orderBy('n.inserted_at', 'desc').orderBy('n.id', 'desc')
     .limit(v.limit).offset(v.offset))})::text`.as('items')))

@@ -58,8 +58,10 @@ const LIST_PROJECTS = prepareForCaller('read', {
   // A cursor continues only the list of the person it was issued to.
   const ownCursor = sql<boolean>`(${v.afterPerson}::uuid IS NULL OR ${v.afterPerson}::uuid = caller.person_id)`
   return withCaller.selectFrom('caller')
-    .leftJoinLateral((eb) => eb.selectFrom(eb.selectFrom('projects as p')
-      .where('p.id', 'in', candidates)
+    .leftJoinLateral((eb) => eb.selectFrom(eb.selectFrom(eb.selectFrom(candidates.as('source')).select('source.id').distinct().as('candidate'))
+      // Each candidate looked up by its key: as a join, or with IN, the plan read
+      // every project of every company into a hash table for each page.
+      .innerJoinLateral((eb) => fenced(eb.selectFrom('projects as lp').selectAll('lp').whereRef('lp.id', '=', 'candidate.id')).as('p'), (join) => join.onTrue())
       .innerJoin('people as me', (join) => join.on('me.id', '=', ME))
       .where(ownCursor)
       // Whether the person sees it, stopping at the first source that grants it
