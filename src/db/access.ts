@@ -37,10 +37,10 @@ export function contributorLevel (contributor: ContributorRef): RawBuilder<numbe
 }
 
 /**
- * Whether `person` is a member of `project`'s space. The subqueries of EXISTS here
- * end in OFFSET 0, which keeps PostgreSQL from answering them with a hash of the
- * whole table (built once per execution, when it expects many rows to ask about):
- * each is a lookup by key, whatever the tables grow to.
+ * Whether `person` is a member of `project`'s space. Each EXISTS of this module
+ * ends in OFFSET 0 (`fenced`), which keeps PostgreSQL from answering it with a
+ * hash of the whole table (built once per execution, when it expects to be asked
+ * about many rows): each is a lookup by key, whatever the tables grow to.
  */
 function isSpaceMember (project: ProjectRef, person: PersonRef) {
   const eb = expressionBuilder<Database>()

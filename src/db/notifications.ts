@@ -22,6 +22,10 @@ function visibleProject (projectId: Expression<string | null>, person: PersonRef
 // The caller's person, from the statement's `caller` (db/caller.ts).
 const ME = sql<string>`caller.person_id`
 
+// A notification's project, left-joined as `p`: there whenever the notification
+// names one (the foreign key), which is when its access is asked for.
+const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
+
 // One row whenever the caller is valid, holding the page as one JSON array: a
 // hundred rows would each cost the driver a row of its own, dates parsed into
 // Date objects and two JSON texts parsed, for an answer that is JSON again. The
@@ -33,10 +37,6 @@ const ME = sql<string>`caller.person_id`
 // keeps for every person (who may have a few notifications or thousands) read the
 // whole of projects and activities into hash tables for each page, a cost that grew
 // with every change anyone made.
-// A notification's project, left-joined as `p`: there whenever the notification
-// names one (the foreign key), which is when its access is asked for.
-const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
-
 const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>() }, (withCaller, v) => withCaller
   .selectFrom('caller')
   .select((eb) => sql<string>`(${jsonArrayFrom(eb.selectFrom('notifications as n')
