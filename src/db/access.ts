@@ -4,8 +4,10 @@
 // own contributor binding. Suspended people have none. The rows are passed as
 // references (`eb.table('p')`), so the compiler checks that they are a project
 // and a person; the tables the rule reads itself are aliased `access_*`, which no
-// caller's alias may shadow. projects/list looks for visible projects where these
-// terms come from (db/project-list.ts): a new term needs its place there too.
+// caller's alias may shadow. The rule is written twice, as a level (accessLevel)
+// and as a condition (hasAccess), and projects/list looks for visible projects
+// where its terms come from (db/project-list.ts): a new term needs its place in all
+// three (test/db/access.test.ts checks the first two agree).
 import { expressionBuilder, sql, type Expression, type RawBuilder, type Selectable } from 'kysely'
 import { fenced } from './project-etag.js'
 import type { Database, PeopleTable, ProjectContributorsTable, ProjectsTable } from './types.js'
@@ -36,6 +38,11 @@ export function contributorLevel (contributor: ContributorRef): RawBuilder<numbe
   return sql<number | null>`CASE WHEN ${column(contributor, 'role')} = 'contributor' THEN ${column(contributor, 'access_level')} ELSE ${sql.lit(ACCESS.full)} END`
 }
 
+/** Whether `person` belongs to `project`'s company. */
+function sameCompany (project: ProjectRef, person: PersonRef): RawBuilder<boolean> {
+  return sql<boolean>`${column(person, 'company_id')} = ${column(project, 'company_id')}`
+}
+
 /**
  * Whether `person` is a member of `project`'s space. Each EXISTS of this module
  * ends in OFFSET 0 (`fenced`), which keeps PostgreSQL from answering it with a
@@ -57,11 +64,11 @@ export function accessLevel (project: ProjectRef, person: PersonRef): RawBuilder
     .select((eb) => sql<number>`coalesce(max(${contributorLevel(eb.table('access_c'))}), 0)`.as('level'))
     .where('access_c.project_id', '=', column(project, 'id'))
     .where('access_c.person_id', '=', column(person, 'id'))
-  const sameCompany = sql<boolean>`${column(person, 'company_id')} = ${column(project, 'company_id')}`
+  const company = sameCompany(project, person)
   return sql<number>`CASE WHEN ${column(person, 'suspended_at')} IS NOT NULL THEN 0 ELSE greatest(
   ${column(project, 'public_access')},
-  CASE WHEN ${sameCompany} THEN ${column(project, 'company_access')} ELSE 0 END,
-  CASE WHEN ${sameCompany} AND ${column(person, 'is_admin')} THEN ${sql.lit(ACCESS.full)} ELSE 0 END,
+  CASE WHEN ${company} THEN ${column(project, 'company_access')} ELSE 0 END,
+  CASE WHEN ${company} AND ${column(person, 'is_admin')} THEN ${sql.lit(ACCESS.full)} ELSE 0 END,
   CASE WHEN ${isSpaceMember(project, person)} THEN ${column(project, 'space_access')} ELSE 0 END,
   ${binding}
 ) END`
@@ -84,10 +91,9 @@ export function hasAccess (project: ProjectRef, person: PersonRef, level: number
     .where('access_c.project_id', '=', column(project, 'id'))
     .where('access_c.person_id', '=', column(person, 'id'))
     .where((eb) => eb(contributorLevel(eb.table('access_c')), '>=', sql.lit(level)))))
-  const sameCompany = sql<boolean>`${column(person, 'company_id')} = ${column(project, 'company_id')}`
   return sql<boolean>`(${column(person, 'suspended_at')} IS NULL AND (
   ${column(project, 'public_access')} >= ${sql.lit(level)}
-  OR (${sameCompany} AND (${column(project, 'company_access')} >= ${sql.lit(level)} OR ${column(person, 'is_admin')}))
+  OR (${sameCompany(project, person)} AND (${column(project, 'company_access')} >= ${sql.lit(level)} OR ${column(person, 'is_admin')}))
   OR (${column(project, 'space_access')} >= ${sql.lit(level)} AND ${isSpaceMember(project, person)})
   OR ${binding}
 ))`
