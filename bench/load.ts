@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import { request as httpGet } from 'undici'
+import { EMBEDDED_THREAD_NAME } from '../src/db/thread-name.js'
 import { launchServer, type ServerProcess } from '../test/launch.js'
 import { httpRequest, PER_CONNECTION, randomRevision, type OperationName, type Target } from './operations.js'
 
@@ -181,13 +182,50 @@ function mainThreadSchedule (pid: number): { onCpuNs: number, waitNs: number } |
   }
 }
 
+/** What a thread of the server's process does, told by its id and its name. */
+type ThreadKind = 'eventLoop' | 'database' | 'other'
+
+/** The server's CPU ms per request by thread. */
+export interface ThreadsCpu {
+  /** The main thread: HTTP, the app, the driver, and the garbage collection V8 does on it. */
+  eventLoop: number
+  /** The embedded database's thread (src/db/thread-name.ts); 0 on PostgreSQL. */
+  database: number
+  /** Every other thread: V8's helpers (garbage collection in parallel, compiling) and libuv's pool. */
+  other: number
+}
+
+/**
+ * Clock ticks of each thread of a process (/proc/<pid>/task), with its kind; null
+ * off Linux. A thread that ends between two readings loses its last ticks.
+ */
+function threadTicks (pid: number): Map<string, { kind: ThreadKind, ticks: number }> | null {
+  let tids: string[]
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return null
+  }
+  const threads = new Map<string, { kind: ThreadKind, ticks: number }>()
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const kind: ThreadKind = tid === String(pid) ? 'eventLoop' : name === EMBEDDED_THREAD_NAME ? 'database' : 'other'
+      threads.set(tid, { kind, ticks: Number(fields[11]) + Number(fields[12]) })
+    } catch {} // it ended meanwhile
+  }
+  return threads
+}
+
 /**
  * How much of the machine's CPU went to work that is not this run's: the bench
  * process (autocannon), the server and the database's backends are this run's.
  * Other work on a shared machine makes the figures lower and noisier.
  */
 export class CpuMeter {
-  private start: { machine: { busy: number, total: number } | null, ours: number, server: number, backends: number, event: { onCpuNs: number, waitNs: number } | null }
+  private start: ReturnType<CpuMeter['snapshot']>
 
   /** `pids[1]` is the server's. */
   constructor (private readonly pids: number[], private readonly database: string | null) {
@@ -198,7 +236,7 @@ export class CpuMeter {
     const server = processTicks(this.pids[1]!)
     const backends = this.database ? backendTicks(this.database) : 0
     const ours = processTicks(this.pids[0]!) + server + backends
-    return { machine: machineTicks(), ours, server, backends, event: mainThreadSchedule(this.pids[1]!) }
+    return { machine: machineTicks(), ours, server, backends, event: mainThreadSchedule(this.pids[1]!), threads: threadTicks(this.pids[1]!) }
   }
 
   /**
@@ -207,17 +245,23 @@ export class CpuMeter {
    * database runs inside the server) and the load generator (`pids[0]`, the bench's
    * own process, where autocannon runs).
    */
-  perRequest (requests: number): { serverMs: number | null, backendsMs: number | null, loadMs: number | null, eventLoopOnCpuMs: number | null, eventLoopWaitMs: number | null } {
-    if (requests <= 0) return { serverMs: null, backendsMs: null, loadMs: null, eventLoopOnCpuMs: null, eventLoopWaitMs: null }
+  perRequest (requests: number): { serverMs: number | null, backendsMs: number | null, loadMs: number | null, eventLoopOnCpuMs: number | null, eventLoopWaitMs: number | null, threadsMs: ThreadsCpu | null } {
+    if (requests <= 0) return { serverMs: null, backendsMs: null, loadMs: null, eventLoopOnCpuMs: null, eventLoopWaitMs: null, threadsMs: null }
     const end = this.snapshot()
     const ms = (ticks: number) => (1000 * ticks) / TICKS_PER_SECOND / requests
     const event = end.event !== null && this.start.event !== null ? { start: this.start.event, end: end.event } : null
+    let threadsMs: ThreadsCpu | null = null
+    if (end.threads !== null && this.start.threads !== null) {
+      threadsMs = { eventLoop: 0, database: 0, other: 0 }
+      for (const [tid, { kind, ticks }] of end.threads) threadsMs[kind] += ms(ticks - (this.start.threads.get(tid)?.ticks ?? 0))
+    }
     return {
       serverMs: ms(end.server - this.start.server),
       backendsMs: this.database ? ms(end.backends - this.start.backends) : null,
       loadMs: ms((end.ours - end.server - end.backends) - (this.start.ours - this.start.server - this.start.backends)),
       eventLoopOnCpuMs: event === null ? null : (event.end.onCpuNs - event.start.onCpuNs) / 1e6 / requests,
-      eventLoopWaitMs: event === null ? null : (event.end.waitNs - event.start.waitNs) / 1e6 / requests
+      eventLoopWaitMs: event === null ? null : (event.end.waitNs - event.start.waitNs) / 1e6 / requests,
+      threadsMs
     }
   }
 
@@ -262,6 +306,8 @@ export interface LoadResult {
    */
   eventLoopOnCpuMs: number | null
   eventLoopWaitMs: number | null
+  /** The server's CPU ms per request by thread (/proc/<pid>/task); null where the kernel does not say. */
+  serverThreadsCpuMs: ThreadsCpu | null
 }
 
 /** The ETag each target's project has now, as its champion reads it (projects/get, ten at a time). */
@@ -420,7 +466,7 @@ export async function load (options: {
   } finally {
     sampler.stop()
   }
-  const { serverMs, backendsMs, loadMs, eventLoopOnCpuMs, eventLoopWaitMs } = cpu.perRequest(result.requests.total)
+  const { serverMs, backendsMs, loadMs, eventLoopOnCpuMs, eventLoopWaitMs, threadsMs } = cpu.perRequest(result.requests.total)
   const statusCodes: Record<string, number> = {}
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0
   return {
@@ -443,6 +489,7 @@ export async function load (options: {
     loadCpuMs: loadMs,
     tagReads: tags === null ? 0 : targets.length,
     eventLoopOnCpuMs,
-    eventLoopWaitMs
+    eventLoopWaitMs,
+    serverThreadsCpuMs: threadsMs
   }
 }

@@ -470,6 +470,41 @@ function eventLoopTable (figures: Figures, settings: Settings): { header: string
     : null
 }
 
+/**
+ * The server's CPU per request by thread, PostgreSQL's runs and the embedded ones
+ * side by side: what the event loop does, what the embedded database's thread does
+ * (one statement at a time: 1,000 ms over its ms per request is the most requests a
+ * second it can serve), and what V8's helper threads do besides.
+ */
+function threadTable (figures: Figures, settings: Settings): { header: string[], rows: string[][] } | null {
+  const withEmbedded = figures.embedded.some((r) => r.serverThreadsCpuMs !== null)
+  const rows: string[][] = []
+  for (const operation of OPERATIONS) {
+    for (const connections of settings.connections) {
+      const pg = find(figures.postgres, operation, connections)?.serverThreadsCpuMs ?? null
+      const em = find(figures.embedded, operation, connections)?.serverThreadsCpuMs ?? null
+      if (pg === null && em === null) continue
+      const row = [LABELS[operation], String(connections), f(pg?.eventLoop, 2), f(pg?.other, 2), pg ? f(100 * pg.other / (pg.eventLoop + pg.database + pg.other), 0) : '–']
+      if (withEmbedded) {
+        row.push(f(em?.eventLoop, 2), f(em?.database, 2), f(em?.other, 2), em ? f(100 * em.other / (em.eventLoop + em.database + em.other), 0) : '–',
+          em && em.database > 0 ? f(1000 / em.database, 0) : '–')
+      }
+      rows.push(row)
+    }
+  }
+  if (rows.length === 0) return null
+  const header = ['operation', 'connections', 'PostgreSQL: event loop', 'PostgreSQL: other threads', 'PostgreSQL: other threads, % of the server']
+  if (withEmbedded) header.push('embedded: event loop', 'embedded: database thread', 'embedded: other threads', 'embedded: other threads, % of the server', 'embedded: the database thread\'s ceiling, req/s')
+  return { header, rows }
+}
+
+const THREAD_INTRO = 'The server\'s CPU ms per request by thread (/proc/<pid>/task/<tid>/stat, utime + stime, over each run): its main thread, which runs ' +
+  'the event loop (HTTP, the app, the driver, and the garbage collection V8 does there); the embedded database\'s thread, named ' +
+  '`embedded-db` (src/db/thread-name.ts); and every other thread, mostly V8\'s helpers, which collect garbage in parallel with the main ' +
+  'thread and compile. The embedded database runs one statement at a time on its thread, so 1,000 ms over that thread\'s ms per request is ' +
+  'the most requests a second the embedded server can answer, however idle the rest of the machine; at 50 connections a p99 under 500 ms ' +
+  'needs more than 100 a second.'
+
 const EVENT_LOOP_INTRO = 'The server\'s main thread, which runs its event loop, per request in the PostgreSQL runs (/proc/<pid>/schedstat): ' +
   'the time it ran on a CPU, and the time it was ready to run but waited for a CPU, every request in the process waiting with it. ' +
   'The waiting comes from sharing 2 cores with PostgreSQL\'s backends and the load generator: a write to a backend\'s socket wakes it, ' +
@@ -676,6 +711,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const budget = budgetTable(figures, settings)
   const profile = profileTable(figures.profiled)
   const eventLoop = eventLoopTable(figures, settings)
+  const threads = threadTable(figures, settings)
   const ceiling = ceilingRows(figures, settings)
 
   const text = [
@@ -697,6 +733,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
     ...(profile ? ['', 'Where the server\'s CPU goes (a CPU profile of each operation, % of samples):', textTable(profile.header, profile.rows)] : []),
     ...(eventLoop ? ['', 'The server\'s event loop per request, on a CPU and waiting for one:', textTable(eventLoop.header, eventLoop.rows)] : []),
+    ...(threads ? ['', 'The server\'s CPU ms per request by thread:', textTable(threads.header, threads.rows)] : []),
     ...statementLines(figures.statements, figures.captures).filter((l) => !l.startsWith('|') && l !== ''),
     ...(figures.statements.available ? [textTable(['calls', 'total ms', 'mean ms', 'rows', 'operation'], figures.statements.top.map((t) => [String(t.calls), f(t.totalMs, 0), f(t.meanMs, 3), String(t.rows), operationsOf(t.query, figures.captures)]))] : []),
     '',
@@ -769,6 +806,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...(budget ? [budgetIntro(budget.connections), '', table(budget.header, budget.rows), ''] : []),
     ...(profile ? ['Where the server\'s CPU goes. ' + PROFILE_INTRO, '', table(profile.header, profile.rows), ''] : []),
     ...(eventLoop ? [EVENT_LOOP_INTRO, '', table(eventLoop.header, eventLoop.rows), ''] : []),
+    ...(threads ? [THREAD_INTRO, '', table(threads.header, threads.rows), ''] : []),
     ...statementLines(figures.statements, figures.captures),
     '',
     '### Webhooks',

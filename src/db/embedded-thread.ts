@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite'
 import type { FromThread, StatementResult, ThreadError, ThreadOptions, ToThread } from './embedded.js'
 import { PLAN_CACHE_MODE } from './statement-names.js'
+import { EMBEDDED_THREAD_NAME, nameThisThread } from './thread-name.js'
 
 // Dates stay `YYYY-MM-DD` strings: turning them into a Date would shift them by the
 // process time zone.
@@ -39,6 +40,7 @@ function describe (error: unknown): ThreadError {
 if (parentPort === null) throw new Error('embedded-thread.ts runs as a worker thread (embedded.ts starts it)')
 const port = parentPort
 const { dataDir } = workerData as ThreadOptions
+nameThisThread(EMBEDDED_THREAD_NAME)
 
 function send (message: FromThread): void {
   try {

@@ -6,7 +6,7 @@
 // prepare() are prepared once by name, scripts of several statements run, and
 // closing lets what was sent finish before it refuses more. Runs on PGlite
 // whatever DATABASE_URL says.
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -18,6 +18,7 @@ import { EmbeddedDatabase } from '../../src/db/embedded.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { prepare, value } from '../../src/db/prepared.js'
 import { statementName } from '../../src/db/statement-names.js'
+import { EMBEDDED_THREAD_NAME } from '../../src/db/thread-name.js'
 import { toApiError } from '../../src/plugins/errors.js'
 import { databaseOptions } from '../database.js'
 import { send } from '../http.js'
@@ -216,6 +217,28 @@ t.test('with DB_PREPARED_STATEMENTS=false no statement is prepared by name', asy
   const db = await inMemory(t, { DB_PREPARED_STATEMENTS: 'false' })
   t.same((await db.executeQuery(DAY({ day: '2024-02-29' }))).rows, [{ day: '2024-02-29' }])
   t.notOk(await preparedByName(db, DAY({ day: '2024-02-29' }).sql))
+})
+
+/** The threads of this process that Linux shows under `name`. */
+function threadsNamed (name: string): string[] {
+  return readdirSync('/proc/self/task').filter((tid) => {
+    try {
+      return readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === name
+    } catch {
+      return false // the thread ended meanwhile
+    }
+  })
+}
+
+t.test('the database\'s thread is named, so that top -H, ps -L and the bench tell it from the others', { skip: existsSync('/proc/self/task') ? false : 'no /proc/<pid>/task here' }, async (t) => {
+  const before = threadsNamed(EMBEDDED_THREAD_NAME)
+  const db = await createDb({ ...databaseOptions(), dataDir: null })
+  await sql`SELECT 1`.execute(db)
+  const opened = threadsNamed(EMBEDDED_THREAD_NAME)
+  t.equal(opened.length, before.length + 1, 'one more thread of that name while the database is open')
+  t.notOk(opened.includes(String(process.pid)), 'not the main thread')
+  await db.destroy()
+  t.same(threadsNamed(EMBEDDED_THREAD_NAME), before, 'and it is gone once the database is closed')
 })
 
 t.test('closing lets the statements already sent finish and releases the directory; later ones are a 503', async (t) => {
