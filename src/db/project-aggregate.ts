@@ -64,13 +64,25 @@ const PROJECTS = projectSource('projects')
 export interface SubscriptionSources {
   lists: AliasedRawBuilder<Selectable<SubscriptionListsTable>, 'sl'>
   subscriptions: AliasedRawBuilder<Selectable<SubscriptionsTable>, 'sub'>
+  /**
+   * Whether the statement wrote a list or a subscription. When it wrote none, the
+   * contributors and the subscription list are those already built (kept in
+   * project_children, or read by the statement before its change), and are taken
+   * from there instead of being built again.
+   */
+  changed: Expression<boolean>
 }
 
-/** Subscription sources named `lists` and `subscriptions`: CTEs of the tables' columns. */
-export function subscriptionSources (lists: string, subscriptions: string): SubscriptionSources {
+/**
+ * Subscription sources named `lists` and `subscriptions`: CTEs of the tables' columns
+ * and of what the statement wrote, which `newLists` and `newSubscriptions` (CTEs of
+ * its INSERTs) hold.
+ */
+export function subscriptionSources (lists: string, subscriptions: string, newLists: string, newSubscriptions: string): SubscriptionSources {
   return {
     lists: sql<Selectable<SubscriptionListsTable>>`${sql.table(lists)}`.as('sl'),
-    subscriptions: sql<Selectable<SubscriptionsTable>>`${sql.table(subscriptions)}`.as('sub')
+    subscriptions: sql<Selectable<SubscriptionsTable>>`${sql.table(subscriptions)}`.as('sub'),
+    changed: sql<boolean>`(EXISTS (SELECT 1 FROM ${sql.table(newLists)}) OR EXISTS (SELECT 1 FROM ${sql.table(newSubscriptions)}))`
   }
 }
 
@@ -110,7 +122,8 @@ export interface BuiltChildren {
 /**
  * How the aggregate reads what is not the project's own: `written`, the
  * subscriptions as the statement has changed them, from which contributors (who is
- * subscribed) and the subscription list are built instead of kept ones; `built`,
+ * subscribed) and the subscription list are built instead of kept ones when it has
+ * changed them; `built`,
  * children the statement has already read.
  */
 export interface AggregateSources {
@@ -140,6 +153,11 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
     reused(name) ? sql<T>`${sql.ref(`built.${name}`)}`.as(name) : read().as(name)
   const kept = <N extends ChildColumn & keyof ProjectChildrenTable> (name: N) =>
     child(name, () => sql<ProjectChildrenTable[N]>`${sql.ref(`pc.${name}`)}`)
+  // A column the statement's writes may have changed: built from them when it wrote
+  // something, else as already built (the same text: see contributorsFrom). CASE
+  // evaluates only the branch it takes, so an unchanged list is never built again.
+  const fromWritten = <N extends 'contributors' | 'subscription_list'> (name: N, build: RawBuilder<ProjectChildrenTable[N]>, sources: SubscriptionSources) =>
+    sql<ProjectChildrenTable[N]>`CASE WHEN ${sources.changed} THEN ${build} ELSE ${sql.ref(`${built === undefined ? 'pc' : 'built'}.${name}`)} END`.as(name)
   return withKept
     .select((eb) => [
       'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id',
@@ -151,14 +169,14 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
       sql<string>`p.tasks_kanban_state::text`.as('tasks_kanban_state'),
       ...TIMEFRAME_COLUMNS,
       isOutdated.as('is_outdated'),
-      written === undefined ? kept('contributors') : contributorsFrom(written).as('contributors'),
+      written === undefined ? kept('contributors') : fromWritten('contributors', contributorsFrom(written), written),
       kept('goal'),
       kept('key_resources'),
       kept('last_check_in'),
       kept('milestones'),
       kept('milestones_ordering_state'),
 
-      written === undefined ? kept('subscription_list') : subscriptionListFrom(written).as('subscription_list'),
+      written === undefined ? kept('subscription_list') : fromWritten('subscription_list', subscriptionListFrom(written), written),
       kept('retrospective'),
       kept('task_statuses'),
 

@@ -283,7 +283,7 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
   .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, {
-    written: subscriptionSources('all_lists', 'all_subscriptions'),
+    written: subscriptionSources('all_lists', 'all_subscriptions', 'new_list', 'new_subscriptions'),
     built: builtBefore(values, ['contributors', 'subscription_list'])
   })).as('project'), (join) => join.onTrue())
   .select(aggregateText('project').as('aggregate'))

@@ -10,6 +10,7 @@
 // parameters the app sent.
 import t from 'tap'
 import { CompiledQuery, sql, type LogEvent } from 'kysely'
+import { shortId } from '../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 type Json = Record<string, unknown>
@@ -246,6 +247,64 @@ t.test('a description change looks up the people it notifies, not everyone in th
 
   const read = nodes(await planOf(sent[0]!)).filter((n) => n['Node Type'] === 'Seq Scan' && ['people', 'space_members'].includes(String(n['Relation Name'])))
   t.same(read.map((n) => `${String(n['Relation Name'])} as ${String(n.Alias)}`), [], 'neither people nor space_members is read whole')
+})
+
+t.test('a description change builds the contributors and the subscription list anew only when it subscribes someone', async (t) => {
+  // A change that subscribes no one (most of them: the mentions stay the same)
+  // answers with the contributors and the list as already built; building them
+  // again read every subscription of the project, and each one's person, per change.
+  const company = await createCompany(db)
+  const editor = await createPerson(db, company.id)
+  const colleagues = await Promise.all(Array.from({ length: 3 }, () => createPerson(db, company.id)))
+  const space = await createSpace(db, company.id, [editor.id, ...colleagues.map((c) => c.id)])
+  const project = await createProject(db, space, { access: { space: 10 } })
+  await addContributor(db, project.id, editor.id, 'champion')
+  await addContributor(db, project.id, colleagues[2]!.id, 'contributor')
+  const { token } = await tokenFor(db, editor.email)
+  const headers = { authorization: `Bearer ${token}` }
+  const doc = (text: string, mentioned: Array<{ id: string }>) => JSON.stringify({
+    type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text }, ...mentioned.map((p) => ({ type: 'mention', attrs: { id: shortId(p.id) } }))] }]
+  })
+  const [first, second, third] = colleagues as [typeof editor, typeof editor, typeof editor]
+
+  /** A change through the app: its statement, and its answer checked against a read after it. */
+  const change = async (text: string, mentioned: Array<{ id: string }>) => {
+    sent.length = 0
+    const res = await app.inject({
+      method: 'POST', url: '/api/external/v1/projects/update_description', headers, payload: { project_id: project.publicId, description: doc(text, mentioned) }
+    })
+    t.equal(res.statusCode, 200, res.body.slice(0, 200))
+    t.equal(sent.length, 1, 'one statement')
+    const statement = sent[0]!
+    const read = await app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id: project.publicId }, headers })
+    t.same(res.json(), read.json(), `${text}: the answer is the project as a read after it finds it`)
+    t.equal(res.headers.etag, read.headers.etag, `${text}: with the same tag`)
+    return statement
+  }
+  /**
+   * The statement run again (EXPLAIN ANALYZE) for a new text that mentions
+   * `mentioned`: how often it read the subscriptions as written to build the answer's
+   * contributors and list (0: never, they were taken as built).
+   */
+  const builds = async (statement: { sql: string, parameters: readonly unknown[] }, text: string, mentioned: Array<{ id: string }>) => {
+    const parameters = statement.parameters.map((p) => Array.isArray(p)
+      ? mentioned.map((m) => m.id)
+      : typeof p === 'string' && p.startsWith('{"type":"doc"') ? doc(text, mentioned) : p)
+    const cte = nodes(await planOf({ sql: statement.sql, parameters }, true)).filter((n) => n['Subplan Name'] === 'CTE all_subscriptions')
+    t.equal(cte.length, 1, 'the statement has the subscriptions as written')
+    return Number(cte[0]!['Actual Loops'])
+  }
+
+  const made = await change('Makes the list', [first])
+  const subscribed = await db.selectFrom('subscriptions as s').innerJoin('subscription_lists as l', 'l.id', 's.subscription_list_id')
+    .where('l.project_id', '=', project.id).select(['s.person_id', 's.type']).execute()
+  t.same(subscribed, [{ person_id: first.id, type: 'mentioned' }], 'the first change made the list and subscribed the person it mentions')
+  t.equal(await builds(made, 'Mentions the same', [first]), 0, 'mentioning the same person again subscribes no one: nothing is built anew')
+  t.ok(await builds(made, 'Mentions another', [first, second]) > 0, 'mentioning another subscribes them: the list and the contributors are built from what was written')
+
+  // Both ways answer what a read finds: the contributors' is_subscribed, the list.
+  await change('The same mentions', [first, second])
+  await change('A contributor mentioned', [first, second, third])
 })
 
 /** A project its space reads (the reader a member), and `count` other people of its company named `<name> <i>`. */
