@@ -89,14 +89,25 @@ function machineTicks (): { busy: number, total: number } | null {
   }
 }
 
+/**
+ * The name and the user and system clock ticks in a /proc stat file (of a process,
+ * or of one of its threads); null when it is gone. The name, in parentheses, may
+ * hold spaces and parentheses: the fields come after its last one.
+ */
+function statTicks (file: string): { name: string, ticks: number } | null {
+  try {
+    const stat = readFileSync(file, 'utf8')
+    const end = stat.lastIndexOf(')')
+    const fields = stat.slice(end + 2).split(' ')
+    return { name: stat.slice(stat.indexOf('(') + 1, end), ticks: Number(fields[11]) + Number(fields[12]) }
+  } catch {
+    return null
+  }
+}
+
 /** User and system clock ticks a process has used (0 when it is gone). */
 export function processTicks (pid: number | string): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0
-  }
+  return statTicks(`/proc/${pid}/stat`)?.ticks ?? 0
 }
 
 /**
@@ -208,13 +219,10 @@ function threadTicks (pid: number): Map<string, { kind: ThreadKind, ticks: numbe
   }
   const threads = new Map<string, { kind: ThreadKind, ticks: number }>()
   for (const tid of tids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      const kind: ThreadKind = tid === String(pid) ? 'eventLoop' : name === EMBEDDED_THREAD_NAME ? 'database' : 'other'
-      threads.set(tid, { kind, ticks: Number(fields[11]) + Number(fields[12]) })
-    } catch {} // it ended meanwhile
+    const stat = statTicks(`/proc/${pid}/task/${tid}/stat`)
+    if (stat === null) continue // it ended meanwhile
+    const kind: ThreadKind = tid === String(pid) ? 'eventLoop' : stat.name === EMBEDDED_THREAD_NAME ? 'database' : 'other'
+    threads.set(tid, { kind, ticks: stat.ticks })
   }
   return threads
 }

@@ -153,11 +153,14 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
     reused(name) ? sql<T>`${sql.ref(`built.${name}`)}`.as(name) : read().as(name)
   const kept = <N extends ChildColumn & keyof ProjectChildrenTable> (name: N) =>
     child(name, () => sql<ProjectChildrenTable[N]>`${sql.ref(`pc.${name}`)}`)
-  // A column the statement's writes may have changed: built from them when it wrote
-  // something, else as already built (the same text: see contributorsFrom). CASE
+  // A column that subscriptions make: kept, for a statement that cannot write any (a
+  // rename); else built from what the statement wrote when it wrote some, and taken
+  // as already built when it wrote none (the same text: see contributorsFrom). CASE
   // evaluates only the branch it takes, so an unchanged list is never built again.
-  const fromWritten = <N extends 'contributors' | 'subscription_list'> (name: N, build: RawBuilder<ProjectChildrenTable[N]>, sources: SubscriptionSources) =>
-    sql<ProjectChildrenTable[N]>`CASE WHEN ${sources.changed} THEN ${build} ELSE ${sql.ref(`${built === undefined ? 'pc' : 'built'}.${name}`)} END`.as(name)
+  const fromWritten = <N extends 'contributors' | 'subscription_list'> (name: N, build: (sources: SubscriptionSources) => RawBuilder<ProjectChildrenTable[N]>) =>
+    written === undefined
+      ? kept(name)
+      : sql<ProjectChildrenTable[N]>`CASE WHEN ${written.changed} THEN ${build(written)} ELSE ${sql.ref(`${built === undefined ? 'pc' : 'built'}.${name}`)} END`.as(name)
   return withKept
     .select((eb) => [
       'p.id', 'p.name', 'p.description', 'p.goal_id', 'p.space_id',
@@ -169,14 +172,14 @@ export function projectAggregate (db: Kysely<Database>, source: ProjectSource, p
       sql<string>`p.tasks_kanban_state::text`.as('tasks_kanban_state'),
       ...TIMEFRAME_COLUMNS,
       isOutdated.as('is_outdated'),
-      written === undefined ? kept('contributors') : fromWritten('contributors', contributorsFrom(written), written),
+      fromWritten('contributors', contributorsFrom),
       kept('goal'),
       kept('key_resources'),
       kept('last_check_in'),
       kept('milestones'),
       kept('milestones_ordering_state'),
 
-      written === undefined ? kept('subscription_list') : fromWritten('subscription_list', subscriptionListFrom(written), written),
+      fromWritten('subscription_list', subscriptionListFrom),
       kept('retrospective'),
       kept('task_statuses'),
 

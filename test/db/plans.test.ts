@@ -11,6 +11,7 @@
 import t from 'tap'
 import { CompiledQuery, sql, type LogEvent } from 'kysely'
 import { shortId } from '../../src/ids.js'
+import { ifMatchTags } from '../../src/routes/projects/conditional.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 type Json = Record<string, unknown>
@@ -216,12 +217,7 @@ t.test('a description change looks up the people it notifies, not everyone in th
   // The subscribers are judged one by one (their person, their access): a plan
   // that hashed every person and every space membership of the database would
   // cost each change of a description in proportion to the database's size.
-  const company = await createCompany(db)
-  const editor = await createPerson(db, company.id)
-  const subscribers = await Promise.all(Array.from({ length: 3 }, () => createPerson(db, company.id)))
-  const space = await createSpace(db, company.id, [editor.id, ...subscribers.map((s) => s.id)])
-  const project = await createProject(db, space, { access: { space: 10 } })
-  await addContributor(db, project.id, editor.id, 'champion')
+  const { editor, colleagues: subscribers, project } = await championedProject(3)
   const list = await db.insertInto('subscription_lists').values({ project_id: project.id }).returning('id').executeTakeFirstOrThrow()
   await db.insertInto('subscriptions').values([editor, ...subscribers].map((person) => ({ subscription_list_id: list.id, person_id: person.id, type: 'joined' as const }))).execute()
   // 3,000 people of another company, each a member of one of its spaces.
@@ -249,49 +245,68 @@ t.test('a description change looks up the people it notifies, not everyone in th
   t.same(read.map((n) => `${String(n['Relation Name'])} as ${String(n.Alias)}`), [], 'neither people nor space_members is read whole')
 })
 
-t.test('a description change builds the contributors and the subscription list anew only when it subscribes someone', async (t) => {
-  // A change that subscribes no one (most of them: the mentions stay the same)
-  // answers with the contributors and the list as already built; building them
-  // again read every subscription of the project, and each one's person, per change.
+/** A project its space reads (access 10), its champion `editor`, and `count` colleagues in the space. */
+async function championedProject (count: number) {
   const company = await createCompany(db)
   const editor = await createPerson(db, company.id)
-  const colleagues = await Promise.all(Array.from({ length: 3 }, () => createPerson(db, company.id)))
+  const colleagues = await Promise.all(Array.from({ length: count }, () => createPerson(db, company.id)))
   const space = await createSpace(db, company.id, [editor.id, ...colleagues.map((c) => c.id)])
   const project = await createProject(db, space, { access: { space: 10 } })
   await addContributor(db, project.id, editor.id, 'champion')
-  await addContributor(db, project.id, colleagues[2]!.id, 'contributor')
+  return { editor, colleagues, project }
+}
+
+t.test('a description change builds the contributors and the subscription list anew only when it subscribes someone', async (t) => {
+  // A change that subscribes no one (most of them: the mentions stay the same)
+  // answers with the contributors and the list as already built: kept, or read
+  // before the change for If-Match's tag. Building them again read every
+  // subscription of the project, and each one's person, per change.
+  const { editor, colleagues, project } = await championedProject(5)
+  const [first, second, third, fourth, fifth] = colleagues as [typeof editor, typeof editor, typeof editor, typeof editor, typeof editor]
+  await addContributor(db, project.id, third.id, 'contributor')
   const { token } = await tokenFor(db, editor.email)
   const headers = { authorization: `Bearer ${token}` }
   const doc = (text: string, mentioned: Array<{ id: string }>) => JSON.stringify({
     type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text }, ...mentioned.map((p) => ({ type: 'mention', attrs: { id: shortId(p.id) } }))] }]
   })
-  const [first, second, third] = colleagues as [typeof editor, typeof editor, typeof editor]
+  const read = async () => await app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id: project.publicId }, headers })
+  const currentTag = async () => (await read()).headers.etag as string
 
-  /** A change through the app: its statement, and its answer checked against a read after it. */
-  const change = async (text: string, mentioned: Array<{ id: string }>) => {
+  interface Sent { statement: { sql: string, parameters: readonly unknown[] }, mentioned: Array<{ id: string }>, tag?: string }
+  /** A change through the app (with If-Match: the project's current tag), its answer checked against a read after it. */
+  const change = async (text: string, mentioned: Array<{ id: string }>, conditional = false): Promise<Sent> => {
+    const tag = conditional ? await currentTag() : undefined
     sent.length = 0
     const res = await app.inject({
-      method: 'POST', url: '/api/external/v1/projects/update_description', headers, payload: { project_id: project.publicId, description: doc(text, mentioned) }
+      method: 'POST',
+      url: '/api/external/v1/projects/update_description',
+      headers: tag === undefined ? headers : { ...headers, 'if-match': tag },
+      payload: { project_id: project.publicId, description: doc(text, mentioned) }
     })
     t.equal(res.statusCode, 200, res.body.slice(0, 200))
     t.equal(sent.length, 1, 'one statement')
     const statement = sent[0]!
-    const read = await app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id: project.publicId }, headers })
-    t.same(res.json(), read.json(), `${text}: the answer is the project as a read after it finds it`)
-    t.equal(res.headers.etag, read.headers.etag, `${text}: with the same tag`)
-    return statement
+    const after = await read()
+    t.same(res.json(), after.json(), `${text}: the answer is the project as a read after it finds it`)
+    t.equal(res.headers.etag, after.headers.etag, `${text}: with the same tag`)
+    return { statement, mentioned, ...(tag === undefined ? {} : { tag }) }
   }
   /**
    * The statement run again (EXPLAIN ANALYZE) for a new text that mentions
-   * `mentioned`: how often it read the subscriptions as written to build the answer's
+   * `mentioned`, under If-Match with the project's tag now if it was sent with one:
+   * how often it read the subscriptions as written to build the answer's
    * contributors and list (0: never, they were taken as built).
    */
-  const builds = async (statement: { sql: string, parameters: readonly unknown[] }, text: string, mentioned: Array<{ id: string }>) => {
+  const builds = async ({ statement, mentioned: before, tag }: Sent, text: string, mentioned: Array<{ id: string }>) => {
+    const ids = JSON.stringify(before.map((m) => m.id))
+    const tags = tag === undefined ? undefined : ifMatchTags(await currentTag())
     const parameters = statement.parameters.map((p) => Array.isArray(p)
-      ? mentioned.map((m) => m.id)
+      ? JSON.stringify(p) === ids ? mentioned.map((m) => m.id) : tags ?? p
       : typeof p === 'string' && p.startsWith('{"type":"doc"') ? doc(text, mentioned) : p)
-    const cte = nodes(await planOf({ sql: statement.sql, parameters }, true)).filter((n) => n['Subplan Name'] === 'CTE all_subscriptions')
+    const plan = nodes(await planOf({ sql: statement.sql, parameters }, true))
+    const cte = plan.filter((n) => n['Subplan Name'] === 'CTE all_subscriptions')
     t.equal(cte.length, 1, 'the statement has the subscriptions as written')
+    t.ok(plan.some((n) => n['Relation Name'] === 'activities' && n['Node Type'] === 'ModifyTable'), 'and changed the project (it wrote an activity)')
     return Number(cte[0]!['Actual Loops'])
   }
 
@@ -302,9 +317,15 @@ t.test('a description change builds the contributors and the subscription list a
   t.equal(await builds(made, 'Mentions the same', [first]), 0, 'mentioning the same person again subscribes no one: nothing is built anew')
   t.ok(await builds(made, 'Mentions another', [first, second]) > 0, 'mentioning another subscribes them: the list and the contributors are built from what was written')
 
+  const tagged = await change('Under If-Match', [first, second], true)
+  t.equal(await builds(tagged, 'Under If-Match, the same', [first, second]), 0, 'under If-Match too: taken from the aggregate its tag was read from')
+  t.ok(await builds(tagged, 'Under If-Match, another', [first, second, fourth]) > 0, 'and built when someone is subscribed')
+
   // Both ways answer what a read finds: the contributors' is_subscribed, the list.
   await change('The same mentions', [first, second])
   await change('A contributor mentioned', [first, second, third])
+  await change('Under If-Match, the same mentions', [first, second, third], true)
+  await change('Under If-Match, someone new', [first, second, third, fifth], true)
 })
 
 /** A project its space reads (the reader a member), and `count` other people of its company named `<name> <i>`. */
