@@ -51,9 +51,12 @@ class RowCounter implements KyselyPlugin {
 
 /**
  * Sends one request of each operation on its target through the app with `inject`
- * and returns the statements each one sent.
+ * and returns the statements each one sent. A read is first sent for its target
+ * and for each of `warmUp`'s: the server then holds what it holds under load, and
+ * a page of projects/list is asked for with the versions of what recent pages
+ * showed (db/project-list.ts, `known`), every company's first page, as in a run.
  */
-export async function captureStatements (url: string, targets: Record<OperationName, Target>): Promise<Record<OperationName, Capture>> {
+export async function captureStatements (url: string, targets: Record<OperationName, Target>, warmUp: Partial<Record<OperationName, readonly Target[]>> = {}): Promise<Record<OperationName, Capture>> {
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '2' })
   const events: LogEvent[] = []
   const named = new Set<string>()
@@ -98,8 +101,11 @@ export async function captureStatements (url: string, targets: Record<OperationN
         const read = await inject(httpRequest('get', targets[operation], revision))
         etag = String(read.headers.etag)
       }
-      // A read is sent once first: what the server does once per process (its cursor key) stays out.
-      if (ACTIVITIES[operation] === 0) await inject(httpRequest(operation, targets[operation], revision))
+      // A read is sent first: what the server does once per process (its cursor key)
+      // stays out, and what it keeps is in place.
+      if (ACTIVITIES[operation] === 0) {
+        for (const target of [...(warmUp[operation] ?? []), targets[operation]]) await inject(httpRequest(operation, target, revision))
+      }
       const request = httpRequest(operation, targets[operation], revision, etag)
       const before = await notifications()
       events.length = 0

@@ -868,7 +868,10 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '### The statements (captured from the server, replayed by pgbench)',
     '',
     'pgbench runs `-n -M <the server\'s protocol> -r -c <connections> -j 2 -T <duration>`; each transaction first reads its random target from ' +
-      '`bench_targets` (one primary-key lookup that the server does not make), then sends the captured statements.',
+      '`bench_targets` (one primary-key lookup that the server does not make), then sends the captured statements. A read is ' +
+      'captured after the same read of other targets: projects/list after every company\'s first page, so that its statement ' +
+      'carries the versions of the projects the server holds, as under load (README, "Answers already written"), and the ' +
+      'database sends the shared parts of none of them, for the server as for pgbench.',
     '',
     statementsSection(figures, settings),
     ''

@@ -40,7 +40,7 @@ const TIMEFRAME_COLUMNS = [
  * SPEC part 7's `is_outdated`: an active project whose check-in is overdue by more
  * than 3 days. In SQL, so that it is judged by the clock the row was read against.
  */
-const isOutdated = sql<boolean>`p.state = 'active' AND p.next_check_in_scheduled_at < now() - interval '3 days'`
+export const isOutdated = sql<boolean>`p.state = 'active' AND p.next_check_in_scheduled_at < now() - interval '3 days'`
 
 /** A project row, read by the aggregate from the table or from a CTE of the same shape. */
 type ProjectRow = Selectable<ProjectsTable>
@@ -309,8 +309,13 @@ export function cutProject (project: ProjectText): { shared: string, reader: () 
   if (at < 0) return null
   return {
     shared: project.aggregate.slice(0, at),
-    reader: () => ({ ...JSON.parse(`{${project.aggregate.slice(at + 1)}`) as Omit<ReaderPart, 'level'>, level: project.level })
+    reader: () => readerPart({ level: project.level, aggregate: `{${project.aggregate.slice(at + 1)}` })
   }
+}
+
+/** The reader's part of a read project whose text is that part alone, `{"is_pinned":…,"my_role":…,"notifications":…}`, parsed. */
+export function readerPart (project: ProjectText): ReaderPart {
+  return { ...JSON.parse(project.aggregate) as Omit<ReaderPart, 'level'>, level: project.level }
 }
 
 const READER_START = `,"${PERSONAL_COLUMNS[0]}":`

@@ -6,7 +6,7 @@ import { expressionBuilder, sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel, hasAccess } from './access.js'
 import { value } from './prepared.js'
 import { prepareForCaller, runAs, type Actor } from './caller.js'
-import { aggregateText, projectAggregate, projectSource, type ProjectText } from './project-aggregate.js'
+import { aggregateText, isOutdated, PERSONAL_COLUMNS, projectAggregate, projectSource, type ProjectText } from './project-aggregate.js'
 import { fenced } from './project-etag.js'
 import type { ContributorRole, Database } from './types.js'
 
@@ -22,6 +22,12 @@ export interface ProjectListQuery {
    */
   after: { name: string, id: string, person: string } | null
   limit: number
+  /**
+   * Versions (sharedVersion) of projects whose shared part the server already
+   * holds written: for a project of the page at one of them, the statement
+   * returns only the reader's part.
+   */
+  known: string[]
 }
 
 // The caller's person, from the statement's `caller` (db/caller.ts).
@@ -40,11 +46,30 @@ const candidates = expressionBuilder<Database>()
     .select('cp.id').where('cs.person_id', '=', ME))
   .unionAll((eb) => eb.selectFrom('project_contributors as cc').select('cc.project_id as id').where('cc.person_id', '=', ME))
 
+/**
+ * What the part of a project's aggregate that every reader shares (all but
+ * PERSONAL_COLUMNS) is made from, as text: the project's id, the versions of its
+ * row and of its kept children (xmin, the transaction that wrote each; every
+ * change writes a new one) and whether the clock makes it outdated, the one
+ * input that is not a column. The same version is the same shared text, so a
+ * server that holds the project written at it needs only the reader's part.
+ * `p` is a projects row with its xmin as `row_xmin`.
+ */
+const sharedVersion = sql<string>`p.id::text || ' ' || p.row_xmin::text || ' ' ||
+  (SELECT kc.xmin::text FROM project_children kc WHERE kc.project_id = p.id) ||
+  CASE WHEN ${isOutdated} THEN ' outdated' ELSE '' END`
+
+/** The reader's part of the aggregate `row` (PERSONAL_COLUMNS) as JSON text: `{"is_pinned":…,"my_role":…,"notifications":…}`. */
+const readerText = (row: string) => sql<string>`json_build_object(${sql.join(PERSONAL_COLUMNS.map((column) =>
+  sql`${sql.lit(column)}::text, ${sql.ref(`${row}.${column}`)}`))})::text`
+
 // The page first (ids, names and levels, by name then id, up to the limit and one
 // more, which tells whether there is a next page), then each of its projects'
 // aggregate exactly as projects/get reads it (db/project-aggregate.ts), so that both
 // answers share what is already written. The one more is only looked at: no
-// aggregate is built for it.
+// aggregate is built for it. A project at a version the server says it holds
+// (`known`) comes back as its reader's part only: the shared part, most of a page's
+// bytes, is neither made into text nor sent.
 const LIST_PROJECTS = prepareForCaller('read', {
   roles: value<ContributorRole[] | null>(),
   spaceId: value<string | null>(),
@@ -53,7 +78,8 @@ const LIST_PROJECTS = prepareForCaller('read', {
   afterName: value<string | null>(),
   afterId: value<string | null>(),
   afterPerson: value<string | null>(),
-  limit: value<number>()
+  limit: value<number>(),
+  known: value<string[]>()
 }, (withCaller, v, db) => {
   // A cursor continues only the list of the person it was issued to.
   const ownCursor = sql<boolean>`(${v.afterPerson}::uuid IS NULL OR ${v.afterPerson}::uuid = caller.person_id)`
@@ -61,7 +87,8 @@ const LIST_PROJECTS = prepareForCaller('read', {
     .leftJoinLateral((eb) => eb.selectFrom(eb.selectFrom(eb.selectFrom(candidates.as('source')).select('source.id').distinct().as('candidate'))
       // Each candidate looked up by its key: as a join, or with IN, the plan read
       // every project of every company into a hash table for each page.
-      .innerJoinLateral((eb) => fenced(eb.selectFrom('projects as lp').selectAll('lp').whereRef('lp.id', '=', 'candidate.id')).as('p'), (join) => join.onTrue())
+      .innerJoinLateral((eb) => fenced(eb.selectFrom('projects as lp').selectAll('lp').select(sql<string>`lp.xmin`.as('row_xmin'))
+        .whereRef('lp.id', '=', 'candidate.id')).as('p'), (join) => join.onTrue())
       .innerJoin('people as me', (join) => join.on('me.id', '=', ME))
       .where(ownCursor)
       // Whether the person sees it, stopping at the first source that grants it
@@ -75,22 +102,28 @@ const LIST_PROJECTS = prepareForCaller('read', {
         SELECT 1 FROM project_contributors r
         WHERE r.project_id = p.id AND r.person_id = ${ME} AND r.role = ANY(${v.roles}::text[])))`)
       .where(sql<boolean>`(${v.afterName}::text IS NULL OR (p.name, p.id) > (${v.afterName}::text, ${v.afterId}::uuid))`)
-      .select(['p.id', 'p.name', 'p.company_id', 'p.space_id', 'p.public_access', 'p.company_access', 'p.space_access'])
+      .select(['p.id', 'p.name', 'p.company_id', 'p.space_id', 'p.public_access', 'p.company_access', 'p.space_access',
+        sharedVersion.as('version')])
       .orderBy('p.name').orderBy('p.id')
       .limit(sql<number>`${v.limit} + 1`)
       .as('chosen'))
       // The level, which the answer shows, of the page's projects only.
       .innerJoin('people as me', (join) => join.on('me.id', '=', ME))
       // Numbered after the limit: a window over the whole list would sort all of it.
-      .select((eb) => ['chosen.id', 'chosen.name', accessLevel(eb.table('chosen'), eb.table('me')).as('level'),
+      .select((eb) => ['chosen.id', 'chosen.name', 'chosen.version', accessLevel(eb.table('chosen'), eb.table('me')).as('level'),
         sql<number>`row_number() OVER (ORDER BY chosen.name, chosen.id)`.as('n')])
       .as('page'), (join) => join.onTrue())
     .leftJoinLateral(fenced(projectAggregate(db, projectSource('projects'), ME)
       .where('p.id', '=', sql<string>`page.id`)
       .where(sql<boolean>`page.n <= ${v.limit}`)).as('project'), (join) => join.onTrue())
     .select([
-      'page.id', 'page.name', 'page.level',
-      aggregateText('project').as('aggregate'),
+      'page.id', 'page.name', 'page.level', 'page.version',
+      sql<boolean>`page.version = ANY(${v.known}::text[])`.as('kept'),
+      // Null for the one more (no aggregate is built for it). CASE evaluates only
+      // the branch it takes.
+      sql<string | null>`CASE WHEN project.id IS NULL THEN NULL
+        WHEN page.version = ANY(${v.known}::text[]) THEN ${readerText('project')}
+        ELSE ${aggregateText('project')} END`.as('aggregate'),
       'caller.person_id as caller_person_id', ownCursor.as('own_cursor')
     ])
     .orderBy('page.name').orderBy('page.id')
@@ -100,6 +133,10 @@ const LIST_PROJECTS = prepareForCaller('read', {
 export interface ListedProject extends ProjectText {
   id: string
   name: string
+  /** What its shared part is made from (sharedVersion); null when the statement could not tell. */
+  version: string | null
+  /** Whether it was at a version of `known`: then `aggregate` is the reader's part alone. */
+  kept: boolean
 }
 
 export interface ProjectPage {
@@ -122,15 +159,16 @@ export async function listProjects (db: Kysely<Database>, actor: Actor, query: P
     afterName: query.after?.name ?? null,
     afterId: query.after?.id ?? null,
     afterPerson: query.after?.person ?? null,
-    limit: query.limit
+    limit: query.limit,
+    known: query.known
   })
   const { caller_person_id: personId, own_cursor: ownCursor } = rows[0]!
   const projects: ListedProject[] = []
   let more = false
-  for (const { id, name, level, aggregate } of rows) {
+  for (const { id, name, level, version, kept, aggregate } of rows) {
     if (id === null || name === null || level === null) continue
     if (aggregate === null) more = true
-    else projects.push({ id, name, level, aggregate })
+    else projects.push({ id, name, level, version, kept: kept === true, aggregate })
   }
   return { personId, ownCursor, projects, more }
 }

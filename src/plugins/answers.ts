@@ -8,9 +8,13 @@
 // that is the same for every reader: the reader's own fields (is_pinned, my_role,
 // notifications, permissions) are written anew into its bytes (presenters/project.ts).
 //
-// Nothing is taken from memory that the database has not just returned: every
+// Nothing is taken from memory that the database has not just confirmed: every
 // request still runs its statement, and a change anywhere (this instance's,
 // another's, a script's, the clock making a project outdated) changes the text.
+// A page of projects asked for again is confirmed by version instead of sent:
+// its statement is told the versions of the projects the server holds written
+// (RecentVersions below, db/project-list.ts), and returns only the readers' parts
+// of those that are still at them.
 // Keys are digests of content, not people: everyone who reads a project shares one
 // entry, and two people who see a page of notifications alike share another. The
 // digest is taken here, not in SQL: native SHA-256 costs the embedded database's
@@ -24,8 +28,15 @@ import type { FastifyReply } from 'fastify'
 declare module 'fastify' {
   interface FastifyInstance {
     answers: AnswerCache
+    /** What recent pages of projects/list showed (RecentVersions). */
+    recentPages: RecentVersions
   }
 }
+
+// RecentVersions' bounds: a version is about 50 characters, so at most about 2 MB
+// in all, and a scope holds the projects of a dozen pages of 20, or two of 100.
+const RECENT_PROJECTS = 16_384
+const RECENT_PER_SCOPE = 256
 
 /** The key of an answer: SHA-256 of its kind and of the texts it is written from, each after its length. */
 export function answerKey (kind: string, ...texts: string[]): string {
@@ -55,6 +66,11 @@ export class AnswerCache {
 
   get count (): number {
     return this.entries.size
+  }
+
+  /** What `key` holds, without counting a use or making it recent. */
+  peek<T extends Kept> (key: string): T | undefined {
+    return this.entries.get(key) as T | undefined
   }
 
   /** What `key` holds: the kind its answerKey names says what that is. */
@@ -93,6 +109,53 @@ export class AnswerCache {
 }
 
 /**
+ * The versions of the projects that recent pages of a list showed, by the page's
+ * scope (the list's filters, cursor and size), each project's latest, most recent
+ * last: what a request for the same page may tell the database the server holds
+ * written (db/project-list.ts, `known`). The same scope is the same first page for
+ * everyone of a company, so a scope keeps the projects of several pages. Bounded in
+ * projects over all scopes, least recently shown scope out first.
+ */
+export class RecentVersions {
+  /** Oldest use first; in each scope, project id to version, oldest shown first. */
+  private readonly scopes = new Map<string, Map<string, string>>()
+  private size = 0
+
+  constructor (readonly maxProjects: number, readonly perScope: number) {}
+
+  get count (): number {
+    return this.size
+  }
+
+  /** The versions recent pages of `scope` showed. */
+  of (scope: string): Iterable<string> {
+    return this.scopes.get(scope)?.values() ?? []
+  }
+
+  /** Remembers the versions a page of `scope` showed, each project's instead of the one before. */
+  remember (scope: string, shown: ReadonlyArray<{ id: string, version: string }>): void {
+    const versions = this.scopes.get(scope) ?? new Map<string, string>()
+    this.scopes.delete(scope)
+    this.size -= versions.size
+    for (const { id, version } of shown) {
+      versions.delete(id)
+      versions.set(id, version)
+    }
+    for (const id of versions.keys()) {
+      if (versions.size <= this.perScope) break
+      versions.delete(id)
+    }
+    this.scopes.set(scope, versions)
+    this.size += versions.size
+    for (const [oldest, dropped] of this.scopes) {
+      if (this.size <= this.maxProjects) break
+      this.scopes.delete(oldest)
+      this.size -= dropped.size
+    }
+  }
+}
+
+/**
  * Sends an answer written (or kept) as its route's schema writes it: one buffer, or
  * its parts in order, sent one after the other without being copied into one (a
  * page of projects is most of a megabyte, mostly kept bytes), with its length.
@@ -107,4 +170,5 @@ export function sendAnswer (reply: FastifyReply, answer: Buffer | Buffer[]): Fas
 
 export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {
   fastify.decorate('answers', new AnswerCache(maxBytes))
+  fastify.decorate('recentPages', new RecentVersions(RECENT_PROJECTS, RECENT_PER_SCOPE))
 }, { name: 'answers' })

@@ -6,8 +6,8 @@
 // (db/project-aggregate.ts, isOutdated). So does a contributor's level, by the rule
 // access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
-import { cutProject, parseProject, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
-import { answerKey, type AnswerCache } from '../plugins/answers.js'
+import { cutProject, parseProject, readerPart, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
+import { answerKey, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
 import { AFTER_READER_FIELDS, READER_FIELDS, writeProject, writeReaderFields } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
@@ -333,17 +333,17 @@ function readerFields (reader: ReaderPart): Buffer {
  * A read project as its schema writes it, in pieces: from the bytes kept for the
  * part of its text that every reader shares, with the reader's own fields, else
  * written now and kept (plugins/answers.ts). `seen` is shared by the projects of
- * one answer.
+ * one answer. `kept` is what is kept of it, when it can be.
  */
-function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen): Buffer[] {
+function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen): { parts: Buffer[], kept?: KeptProject } {
   const cut = cutProject(read)
   const key = cut === null ? undefined : answerKey('project', cut.shared)
   const kept = key === undefined ? undefined : answers.get<KeptProject>(key)
-  if (kept !== undefined) return kept.for(cut!.reader())
+  if (kept !== undefined) return { parts: kept.for(cut!.reader()), kept }
   const bytes = Buffer.from(writeProject(toProject(parseProject(read), seen)))
   const keeping = key === undefined ? undefined : KeptProject.of(bytes)
   if (keeping !== undefined) answers.set(key!, keeping)
-  return [bytes]
+  return { parts: [bytes], kept: keeping }
 }
 
 const ANSWER_OPEN_BYTES = Buffer.from(ANSWER_OPEN)
@@ -351,24 +351,60 @@ const ANSWER_CLOSE_BYTES = Buffer.from(ANSWER_CLOSE)
 
 /** A read project's answer (projects/get): `{"project":…}`, from what is kept when it can be. */
 export function projectAnswer (answers: AnswerCache, read: ProjectText): Buffer {
-  return Buffer.concat([ANSWER_OPEN_BYTES, ...projectBytes(answers, read), ANSWER_CLOSE_BYTES])
+  return Buffer.concat([ANSWER_OPEN_BYTES, ...projectBytes(answers, read).parts, ANSWER_CLOSE_BYTES])
 }
 
 // projects/list's answer as its schema writes it (`{"projects":[…],"next_cursor":…}`).
 const PAGE_OPEN = Buffer.from('{"projects":[')
 const COMMA = Buffer.from(',')
 
+/** Where a project written at a version (db/project-list.ts, sharedVersion) is kept, beside its key by text. */
+const versionKey = (version: string) => `project ${version}`
+
+/**
+ * The projects this server holds written, at the versions that recent pages of a
+ * list's `scope` showed (plugins/answers.ts, RecentVersions): what a request for a
+ * page may tell the database it need not send (db/project-list.ts, `known`). Held
+ * here for the request, whatever the cache drops meanwhile.
+ */
+export function heldProjects (answers: AnswerCache, recent: RecentVersions, scope: string): Map<string, KeptProject> {
+  const held = new Map<string, KeptProject>()
+  for (const version of recent.of(scope)) {
+    const kept = answers.peek<KeptProject>(versionKey(version))
+    if (kept !== undefined) held.set(version, kept)
+  }
+  return held
+}
+
+/** A project of a page: its aggregate's text, or its reader's part alone when it was at a version held. */
+export interface PageProject extends ProjectText {
+  version: string | null
+  kept: boolean
+}
+
 /**
  * A page of projects/list, in parts (plugins/answers.ts sends them as they are):
  * each project as projects/get writes it (kept or not), its people shared across
- * the page, and the cursor of the next page.
+ * the page, and the cursor of the next page. A project the database sent as its
+ * reader's part alone is written from `held`; every other is kept under its
+ * version too, for the next request for the page.
  */
-export function projectPageAnswer (answers: AnswerCache, page: readonly ProjectText[], nextCursor: string | null): Buffer[] {
+export function projectPageAnswer (answers: AnswerCache, page: readonly PageProject[], nextCursor: string | null, held: ReadonlyMap<string, KeptProject> = new Map()): Buffer[] {
   const seen: PeopleSeen = new Map()
   const parts: Buffer[] = [PAGE_OPEN]
   page.forEach((read, i) => {
     if (i > 0) parts.push(COMMA)
-    parts.push(...projectBytes(answers, read, seen))
+    if (read.kept) {
+      const kept = read.version === null ? undefined : held.get(read.version)
+      // The statement leaves out only the shared parts of the versions it was given.
+      if (kept === undefined) throw new Error(`projects/list: project at version ${String(read.version)} sent without its shared part, which this server does not hold`)
+      answers.get(versionKey(read.version!))
+      parts.push(...kept.for(readerPart(read)))
+      return
+    }
+    const written = projectBytes(answers, read, seen)
+    parts.push(...written.parts)
+    if (written.kept !== undefined && read.version !== null) answers.set(versionKey(read.version), written.kept)
   })
   parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))
   return parts

@@ -1,7 +1,9 @@
 // The bounded store of answers already written (plugins/answers.ts): by bytes,
 // least recently used out first, an oversized answer never kept, 0 keeps nothing.
+// What recent pages of a list showed (RecentVersions): each project's latest
+// version, bounded per page's scope and over all of them.
 import t from 'tap'
-import { AnswerCache, answerKey } from '../../src/plugins/answers.js'
+import { AnswerCache, answerKey, RecentVersions } from '../../src/plugins/answers.js'
 
 const bytes = (n: number, fill = 'x') => Buffer.alloc(n, fill)
 
@@ -54,4 +56,23 @@ t.test('a key is a digest of the kind and of every text, each text apart', async
   t.not(answerKey('project', '70', '{"id":1}'), answerKey('notifications', '70', '{"id":1}'), 'another kind')
   t.not(answerKey('project', '7', '0{"id":1}'), answerKey('project', '70', '{"id":1}'), 'texts are not run together')
   t.not(answerKey('project', 'a\n1\nb'), answerKey('project', 'a', 'b'), 'whatever they hold')
+})
+
+t.test('recent pages: each project\'s latest version by scope, most recent last, within both bounds', async (t) => {
+  const recent = new RecentVersions(10, 4)
+  t.same([...recent.of('first page')], [], 'nothing before a page is shown')
+  recent.remember('first page', [{ id: 'a', version: 'a 1' }, { id: 'b', version: 'b 1' }])
+  recent.remember('first page', [{ id: 'c', version: 'c 1' }, { id: 'a', version: 'a 2' }])
+  t.same([...recent.of('first page')], ['b 1', 'c 1', 'a 2'], 'a project shown again is at its new version only, as the most recent')
+  t.same([...recent.of('another page')], [], 'scopes are apart')
+  recent.remember('first page', [{ id: 'd', version: 'd 1' }, { id: 'e', version: 'e 1' }])
+  t.same([...recent.of('first page')], ['c 1', 'a 2', 'd 1', 'e 1'], 'at most 4 a scope: the one shown longest ago goes')
+  t.equal(recent.count, 4)
+
+  for (const scope of ['x', 'y', 'z']) recent.remember(scope, [{ id: `${scope}1`, version: '1' }, { id: `${scope}2`, version: '2' }])
+  t.equal(recent.count, 10, 'full')
+  recent.remember('x', [{ id: 'x3', version: '3' }])
+  t.same([...recent.of('first page')], [], 'past the bound, the scope shown longest ago goes whole')
+  t.same([...recent.of('x')], ['1', '2', '3'])
+  t.equal(recent.count, 7)
 })

@@ -14,7 +14,7 @@ import { decodeId } from '../../ids.js'
 import { findProject, parseProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
-import { projectAnswer, projectPageAnswer, toProject, writeProjectAnswer } from '../../presenters/project.js'
+import { heldProjects, projectAnswer, projectPageAnswer, toProject, writeProjectAnswer } from '../../presenters/project.js'
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
@@ -184,9 +184,13 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     // was issued to (under its MAC), and the statement reads a page only for them.
     const scope = `projects/list\n${JSON.stringify(filters)}`
     const after = query.cursor === undefined ? null : listPosition(codec.decode(scope, query.cursor))
+    // The projects this page showed lately that the server holds written: the
+    // statement sends only their readers' parts when they have not changed since.
+    const pageScope = `${scope}\n${query.cursor ?? ''}\n${limit}`
+    const held = heldProjects(fastify.answers, fastify.recentPages, pageScope)
     const result = await listProjects(fastify.db, request.caller, {
       roles: filters.roles, spaceId: filters.space_id, goalId: filters.goal_id,
-      includeArchived: filters.include_archived, after, limit
+      includeArchived: filters.include_archived, after, limit, known: [...held.keys()]
     })
     if (!result.ownCursor) throw notThisCursor()
     const page = result.projects
@@ -194,7 +198,9 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const nextCursor = result.more && last !== undefined
       ? codec.encode(scope, { name: last.name, id: last.id, person: result.personId })
       : null
-    return sendAnswer(reply, projectPageAnswer(fastify.answers, page, nextCursor))
+    const answer = projectPageAnswer(fastify.answers, page, nextCursor, held)
+    fastify.recentPages.remember(pageScope, page.flatMap(({ id, version }) => version === null ? [] : [{ id, version }]))
+    return sendAnswer(reply, answer)
   })
 }
 

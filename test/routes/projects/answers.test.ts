@@ -3,12 +3,15 @@
 // What must hold: the bytes are exactly those the app writes without it
 // (ANSWER_CACHE_MB=0) and those Fastify's own serializer writes from the route's
 // schema (a route of the test's own is the reference); a change made anywhere,
-// even outside the app, is seen at once; a page and a project share what is kept.
+// even outside the app, is seen at once; a page and a project share what is kept;
+// a page asked for again is sent by the database as its readers' parts alone while
+// its projects have not changed, and whole once one has.
 import t from 'tap'
-import { sql } from 'kysely'
+import { sql, type CompiledQuery, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
 import { loadDemo } from '../../../src/db/demo.js'
 import { findProject, parseProject } from '../../../src/db/project-aggregate.js'
+import { listProjects } from '../../../src/db/project-list.js'
 import { decodeId, shortId } from '../../../src/ids.js'
 import { toProject } from '../../../src/presenters/project.js'
 import { ProjectResponseSchema } from '../../../src/schemas/projects.js'
@@ -16,7 +19,9 @@ import { build, client } from '../../helper.js'
 
 // The reference: the project as an object from a route with projects/get's
 // response schema, which Fastify serializes itself.
-const { app, db } = await build(t, { before: (server) => {
+// Every statement the app sends, with its parameters.
+const sent: CompiledQuery[] = []
+const { app, db } = await build(t, { log: (event: LogEvent) => { sent.push(event.query) }, before: (server) => {
   server.get('/reference/project', { schema: { response: { 200: ProjectResponseSchema } } }, async (request) => {
     const { id, person } = request.query as { id: string, person: string }
     const read = await findProject(server.db, decodeId(id)!, { personId: person, tokenId: null })
@@ -181,6 +186,104 @@ t.test('projects/list answers the same bytes, page after page, and shares what p
   const read = await api.get(page[0]!.id)
   t.equal(app.answers.hits, hits + page.length + 1, 'a project of it too')
   t.same(read.json().project, page[0], 'the same project')
+})
+
+/**
+ * The versions the app told the database it holds (db/project-list.ts, `known`), in
+ * the first page's statement sent since `mark` (sent.length before a request): both()
+ * asks the app that keeps answers first.
+ */
+function knownSince (mark: number): string[] {
+  const page = sent.slice(mark).find((q) => q.sql.includes('row_xmin'))
+  if (page === undefined) throw new Error('no page was read')
+  // The one list among its parameters when no roles are asked for.
+  const known = page.parameters.find(Array.isArray)
+  if (known === undefined) throw new Error('the page has no versions held among its parameters')
+  return known as string[]
+}
+
+const listQuery = { roles: null, spaceId: null, goalId: null, includeArchived: false, after: null, limit: 20 }
+
+t.test('a page asked for again comes from the database as its readers\' parts alone, and is written from what was kept', async (t) => {
+  const ada = people.find((p) => p.email === 'alice@acme.test')!.id
+  // A page size no request has asked for: a page of its own.
+  const query = { include_archived: 'true', limit: '19' }
+  let mark = sent.length
+  const first = await both(alice, (api) => api.list(query))
+  t.equal(first.kept.body, first.written.body, 'the first page, written')
+  t.same(knownSince(mark), [], 'the first time, the app holds none of it')
+  mark = sent.length
+  const again = await both(alice, (api) => api.list(query))
+  const ids = (again.kept.json().projects as Array<{ id: string }>).map((p) => decodeId(p.id))
+  t.equal(again.kept.body, first.written.body, 'again: the same bytes')
+  t.equal(again.kept.body, again.written.body, 'as the app that keeps nothing writes them')
+  const known = knownSince(mark)
+  t.ok(ids.length >= 2, 'a page of projects')
+  const heldIds = known.map((v) => v.split(' ')[0])
+  t.ok(ids.every((id) => heldIds.includes(id ?? '')), 'the app told the database it holds each project of the page')
+
+  // What the database sends for them: the readers' parts alone, unless told nothing.
+  const told = await listProjects(db, { personId: ada }, { ...listQuery, includeArchived: true, limit: 19, known })
+  const untold = await listProjects(db, { personId: ada }, { ...listQuery, includeArchived: true, limit: 19, known: [] })
+  t.same(told.projects.map((p) => p.id), ids, 'the page')
+  t.ok(told.projects.every((p) => p.kept), 'each project at a version held')
+  for (const p of told.projects) {
+    t.same(Object.keys(JSON.parse(p.aggregate)), ['is_pinned', 'my_role', 'notifications'], `${p.name}: the reader's part alone`)
+  }
+  t.ok(untold.projects.every((p) => !p.kept), 'told nothing, none')
+  t.same(untold.projects.map((p) => p.version), told.projects.map((p) => p.version), 'the same versions')
+  t.ok(untold.projects.every((p, i) => p.aggregate.length > 10 * told.projects[i]!.aggregate.length), 'told nothing, it sends every aggregate whole')
+})
+
+t.test('a page asked for again after a change anywhere is its new bytes', async (t) => {
+  const ada = people.find((p) => p.email === 'alice@acme.test')!.id
+  const api = client(app, alice)
+  const page = async (what: string) => {
+    const mark = sent.length
+    const { kept, written } = await both(alice, (api) => api.list({ include_archived: 'true' }))
+    t.equal(kept.statusCode, 200, `${what}: 200`)
+    t.equal(kept.body, written.body, `${what}: the bytes of the app that keeps nothing`)
+    t.ok(knownSince(mark).length > 0, `${what}: the app told the database what it holds`)
+    return kept.json().projects as Array<Record<string, unknown>>
+  }
+  await api.list({ include_archived: 'true' })
+  const before = await page('unchanged')
+  const shown = (projects: Array<Record<string, unknown>>) => projects.find((p) => decodeId(p.id as string) === website.id)!
+  // The project's own row, its kept children (a person, a subscription, the goal, the
+  // space), and the reader's own part; none of them through the app.
+  const changes: Array<[string, () => Promise<unknown>, (p: Record<string, unknown>) => boolean]> = [
+    ['a rename', () => sql`UPDATE projects SET name = 'Renamed outside' WHERE id = ${website.id}::uuid`.execute(db),
+      (p) => p.name === 'Renamed outside'],
+    ['a contributor renamed', () => sql`UPDATE people SET full_name = 'Bob Renamed' WHERE email = 'bob@acme.test'`.execute(db),
+      (p) => JSON.stringify(p).includes('Bob Renamed')],
+    ['a subscription cancelled', () => sql`UPDATE subscriptions SET canceled = true WHERE subscription_list_id IN (SELECT id FROM subscription_lists WHERE project_id = ${website.id}::uuid)`.execute(db),
+      (p) => (p.subscription_list as { subscriptions: Array<{ canceled: boolean }> }).subscriptions.every((s) => s.canceled)],
+    ['the space renamed', () => sql`UPDATE spaces SET name = 'Space renamed' WHERE id = (SELECT space_id FROM projects WHERE id = ${website.id}::uuid)`.execute(db),
+      (p) => (p.space as { name: string }).name === 'Space renamed'],
+    ['a pin', () => sql`INSERT INTO project_pins (project_id, person_id) VALUES (${website.id}::uuid, ${ada}::uuid) ON CONFLICT DO NOTHING`.execute(db),
+      (p) => p.is_pinned === true]
+  ]
+  for (const [what, change, seen] of changes) {
+    await change()
+    t.ok(seen(shown(await page(what))), `${what}: seen`)
+  }
+  t.not(JSON.stringify(shown(await page('again'))), JSON.stringify(shown(before)), 'the project changed')
+})
+
+t.test('a project the clock makes outdated is its new bytes, though no row changed', async (t) => {
+  const api = client(app, alice)
+  // Overdue by 3 days in a second: not outdated yet, then outdated with the same row.
+  await sql`UPDATE projects SET state = 'active', next_check_in_scheduled_at = now() - interval '3 days' + interval '1 second' WHERE id = ${website.id}::uuid`.execute(db)
+  const outdated = async () => ((await api.list({ include_archived: 'true' })).json().projects as Array<{ id: string, is_outdated: boolean }>)
+    .find((p) => decodeId(p.id) === website.id)!.is_outdated
+  t.equal(await outdated(), false, 'not yet')
+  t.equal(await outdated(), false, 'not yet, from what is kept')
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  const mark = sent.length
+  t.equal(await outdated(), true, 'outdated, though the row is the one the app holds')
+  t.ok(knownSince(mark).length > 0, 'the app told the database what it holds')
+  const { kept, written } = await both(alice, (api) => api.list({ include_archived: 'true' }))
+  t.equal(kept.body, written.body, 'the bytes of the app that keeps nothing')
 })
 
 t.test('with include_markdown the answer is built as before, under its own tag', async (t) => {
