@@ -100,11 +100,7 @@ export class AnswerCache {
     }
     this.entries.set(key, value)
     this.size += value.byteLength
-    for (const [oldest, kept] of this.entries) {
-      if (this.size <= this.maxBytes) break
-      this.entries.delete(oldest)
-      this.size -= kept.byteLength
-    }
+    dropOldest(this.entries, () => this.size > this.maxBytes, (kept) => { this.size -= kept.byteLength })
   }
 }
 
@@ -141,17 +137,19 @@ export class RecentVersions {
       versions.delete(id)
       versions.set(id, version)
     }
-    for (const id of versions.keys()) {
-      if (versions.size <= this.perScope) break
-      versions.delete(id)
-    }
+    dropOldest(versions, () => versions.size > this.perScope)
     this.scopes.set(scope, versions)
     this.size += versions.size
-    for (const [oldest, dropped] of this.scopes) {
-      if (this.size <= this.maxProjects) break
-      this.scopes.delete(oldest)
-      this.size -= dropped.size
-    }
+    dropOldest(this.scopes, () => this.size > this.maxProjects, (dropped) => { this.size -= dropped.size })
+  }
+}
+
+/** Drops the entries of `map` in insertion order, oldest first, while `over()` holds, telling `dropped` of each. */
+function dropOldest<K, V> (map: Map<K, V>, over: () => boolean, dropped: (value: V) => void = () => {}): void {
+  for (const [key, value] of map) {
+    if (!over()) break
+    map.delete(key)
+    dropped(value)
   }
 }
 
