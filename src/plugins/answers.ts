@@ -33,8 +33,8 @@ declare module 'fastify' {
   }
 }
 
-// RecentVersions' bounds: a version is about 50 characters, so at most about 2 MB
-// in all, and a scope holds the projects of a dozen pages of 20, or two of 100.
+// RecentVersions' bounds: a project's id and version take about 160 bytes, so
+// under 3 MB in all; a scope holds the projects of a dozen pages of 20, or two of 100.
 const RECENT_PROJECTS = 16_384
 const RECENT_PER_SCOPE = 256
 
@@ -123,6 +123,11 @@ export class RecentVersions {
     return this.size
   }
 
+  /** How many scopes are remembered: only those that showed a project. */
+  get scopeCount (): number {
+    return this.scopes.size
+  }
+
   /** The versions recent pages of `scope` showed. */
   of (scope: string): Iterable<string> {
     return this.scopes.get(scope)?.values() ?? []
@@ -138,6 +143,9 @@ export class RecentVersions {
       versions.set(id, version)
     }
     dropOldest(versions, () => versions.size > this.perScope)
+    // An empty page leaves nothing: filters that match nothing would otherwise add
+    // scopes without end, none of them counted against the bound.
+    if (versions.size === 0) return
     this.scopes.set(scope, versions)
     this.size += versions.size
     dropOldest(this.scopes, () => this.size > this.maxProjects, (dropped) => { this.size -= dropped.size })

@@ -75,4 +75,7 @@ t.test('recent pages: each project\'s latest version by scope, most recent last,
   t.same([...recent.of('first page')], [], 'past the bound, the scope shown longest ago goes whole')
   t.same([...recent.of('x')], ['1', '2', '3'])
   t.equal(recent.count, 7)
+  t.equal(recent.scopeCount, 3)
+  for (let i = 0; i < 100; i++) recent.remember(`filters that match nothing ${i}`, [])
+  t.equal(recent.scopeCount, 3, 'an empty page leaves no scope')
 })
