@@ -133,14 +133,14 @@ export class RecentVersions {
     return this.scopes.get(scope)?.values() ?? []
   }
 
-  /** Remembers the versions a page of `scope` showed, each project's instead of the one before. */
-  remember (scope: string, shown: ReadonlyArray<{ id: string, version: string }>): void {
+  /** Remembers the versions a page of `scope` showed, each project's instead of the one before (none for a project without one). */
+  remember (scope: string, shown: ReadonlyArray<{ id: string, version: string | null }>): void {
     const versions = this.scopes.get(scope) ?? new Map<string, string>()
     this.scopes.delete(scope)
     this.size -= versions.size
     for (const { id, version } of shown) {
       versions.delete(id)
-      versions.set(id, version)
+      if (version !== null) versions.set(id, version)
     }
     dropOldest(versions, () => versions.size > this.perScope)
     // An empty page leaves nothing: filters that match nothing would otherwise add

@@ -6,6 +6,7 @@
 // (db/project-aggregate.ts, isOutdated). So does a contributor's level, by the rule
 // access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
+import type { ListedProject } from '../db/project-list.js'
 import { cutProject, parseProject, readerPart, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
 import { answerKey, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
 import { AFTER_READER_FIELDS, READER_FIELDS, writeProject, writeReaderFields } from '../schemas/serializer.js'
@@ -376,12 +377,6 @@ export function heldProjects (answers: AnswerCache, recent: RecentVersions, scop
   return held
 }
 
-/** A project of a page: its aggregate's text, or its reader's part alone when it was at a version held. */
-export interface PageProject extends ProjectText {
-  version: string | null
-  kept: boolean
-}
-
 /**
  * A page of projects/list, in parts (plugins/answers.ts sends them as they are):
  * each project as projects/get writes it (kept or not), its people shared across
@@ -389,21 +384,24 @@ export interface PageProject extends ProjectText {
  * reader's part alone is written from `held`; every other is kept under its
  * version too, for the next request for the page.
  */
-export function projectPageAnswer (answers: AnswerCache, page: readonly PageProject[], nextCursor: string | null, held: ReadonlyMap<string, KeptProject> = new Map()): Buffer[] {
+export function projectPageAnswer (answers: AnswerCache, page: readonly ListedProject[], nextCursor: string | null, held: ReadonlyMap<string, KeptProject>): Buffer[] {
   const seen: PeopleSeen = new Map()
   const parts: Buffer[] = [PAGE_OPEN]
   page.forEach((read, i) => {
     if (i > 0) parts.push(COMMA)
     if (read.kept) {
-      const kept = read.version === null ? undefined : held.get(read.version)
       // The statement leaves out only the shared parts of the versions it was given.
+      const kept = held.get(read.version ?? '')
       if (kept === undefined) throw new Error(`projects/list: project at version ${String(read.version)} sent without its shared part, which this server does not hold`)
+      // Counted as a hit, and made recent, like any answer written from memory.
       answers.get(versionKey(read.version!))
       parts.push(...kept.for(readerPart(read)))
       return
     }
     const written = projectBytes(answers, read, seen)
     parts.push(...written.parts)
+    // Kept under its version too, its bytes counted again against the bound (which
+    // thus stays a bound, though the two entries share them).
     if (written.kept !== undefined && read.version !== null) answers.set(versionKey(read.version), written.kept)
   })
   parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))

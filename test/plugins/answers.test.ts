@@ -64,9 +64,12 @@ t.test('recent pages: each project\'s latest version by scope, most recent last,
   recent.remember('first page', [{ id: 'a', version: 'a 1' }, { id: 'b', version: 'b 1' }])
   recent.remember('first page', [{ id: 'c', version: 'c 1' }, { id: 'a', version: 'a 2' }])
   t.same([...recent.of('first page')], ['b 1', 'c 1', 'a 2'], 'a project shown again is at its new version only, as the most recent')
+  recent.remember('first page', [{ id: 'b', version: null }])
+  t.same([...recent.of('first page')], ['c 1', 'a 2'], 'a project shown without a version is at none')
+  recent.remember('first page', [{ id: 'b', version: 'b 1' }])
   t.same([...recent.of('another page')], [], 'scopes are apart')
   recent.remember('first page', [{ id: 'd', version: 'd 1' }, { id: 'e', version: 'e 1' }])
-  t.same([...recent.of('first page')], ['c 1', 'a 2', 'd 1', 'e 1'], 'at most 4 a scope: the one shown longest ago goes')
+  t.same([...recent.of('first page')], ['a 2', 'b 1', 'd 1', 'e 1'], 'at most 4 a scope: the one shown longest ago goes')
   t.equal(recent.count, 4)
 
   for (const scope of ['x', 'y', 'z']) recent.remember(scope, [{ id: `${scope}1`, version: '1' }, { id: `${scope}2`, version: '2' }])

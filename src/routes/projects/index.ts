@@ -199,7 +199,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       ? codec.encode(scope, { name: last.name, id: last.id, person: result.personId })
       : null
     const answer = projectPageAnswer(fastify.answers, page, nextCursor, held)
-    fastify.recentPages.remember(pageScope, page.flatMap(({ id, version }) => version === null ? [] : [{ id, version }]))
+    fastify.recentPages.remember(pageScope, page)
     return sendAnswer(reply, answer)
   })
 }
