@@ -2,11 +2,30 @@
 // autocannon driving it with a random target per request.
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import autocannon from 'autocannon'
 import { request as httpGet } from 'undici'
 import { EMBEDDED_THREAD_NAME } from '../src/db/thread-name.js'
 import { launchServer, type ServerProcess } from '../test/launch.js'
 import { httpRequest, PER_CONNECTION, randomRevision, type OperationName, type Target } from './operations.js'
+
+// autocannon appends every body it reads to a string (its PipelinedRequestsQueue's
+// addBody), decoding it from UTF-8 chunk by chunk: for a page of projects, most of a
+// megabyte, that cost the load generator more CPU than the server spent writing the
+// page, on the cores the server and PostgreSQL share. The bench reads only the
+// bodies of failures (load's samples), so only those are kept; a success's bytes are
+// still received, parsed and counted.
+export const KEEPS_BODIES = process.env.BENCH_KEEP_BODIES !== undefined
+if (!KEEPS_BODIES) {
+  const Queue = createRequire(import.meta.url)('autocannon/lib/pipelinedRequestsQueue.js') as {
+    prototype: { peek: () => { body: string, headers: { statusCode?: number } } | undefined, addBody: (data: Buffer) => void }
+  }
+  Queue.prototype.addBody = function (data) {
+    const request = this.peek()
+    const status = request?.headers.statusCode
+    if (request !== undefined && (status === undefined || status < 200 || status > 299)) request.body += data
+  }
+}
 
 export interface Server extends ServerProcess {
   logFile: string

@@ -62,6 +62,8 @@ export interface Settings {
   nodeFlags: readonly string[]
   /** The environment it ran in beyond its configuration (npm run start:prod's). */
   nodeEnv: Readonly<Record<string, string>>
+  /** Whether autocannon kept every body it read (BENCH_KEEP_BODIES), or only failures' (bench/load.ts). */
+  keepsBodies: boolean
   /** The servers' RSS once ready, before any load. */
   idleRssMb: { postgres: number, embedded: number | null }
   /** The servers' CPU in ms a second with no request, after their runs (load.ts, idleCpuMsPerSecond). */
@@ -674,6 +676,7 @@ The default run takes about eighteen minutes on 2 cores.
 | \`BENCH_PGBENCH\` | pgbench | the pgbench binary; the pgbench columns stay empty when it is missing |
 | \`BENCH_DELAY_MS\` | 1 | the simulated network delay each way between the server and PostgreSQL in the delayed runs |
 | \`BENCH_WEBHOOK_*\` | | the webhook part's settings (see bench/webhooks.ts) |
+| \`BENCH_KEEP_BODIES\` | | set (to anything): autocannon decodes every body it reads into a string, as it does by default; unset, it keeps only the bodies of failures (bench/load.ts) |
 | \`BENCH_REDMINE_URL\`, \`BENCH_REDMINE_KEY\` | | a Redmine to rename projects on beside this server, and an administrator's API key (bench/redmine.ts; bench/redmine/setup.sh installs one); no side-by-side without them |
 | \`BENCH_REDMINE_DATABASE\`, \`BENCH_REDMINE_ROUNDS\` | redmine, 3 | Redmine's database on the same PostgreSQL server (for its backends' CPU, its statements, and the VACUUM before each run), and the turns each side takes at each connection count |
 ${Object.entries(FLAGS).map(([flag, meaning]) => `| \`${flag}\` | | ${meaning} |`).join('\n')}
@@ -756,6 +759,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     `- Settings: ${settings.durationS} s per run (${settings.shortDurationS} s small vs large, ${settings.warmupS} s warm-up per operation), ` +
       `connections ${settings.connections.join(' and ')}, server DB_POOL_SIZE ${settings.poolSize} (${settings.poolSizeWhy}), ` +
       `rate limit off, LOG_LEVEL=warn, NODE_ENV=production, \`${Object.entries(settings.nodeEnv).map(([name, value]) => `${name}=${value} `).join('')}node ${settings.nodeFlags.join(' ')}\` (npm run start:prod's environment and flags); pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
+      `autocannon ${settings.keepsBodies ? 'decoding every body it reads into a string, as it does by default (BENCH_KEEP_BODIES)' : 'keeping only the bodies of failures, a success\'s bytes received, parsed and counted but not decoded (bench/load.ts)'}; ` +
       `the whole bench took ${Math.round(settings.totalSeconds)} s`,
     othersLine(figures),
     `- The server idle, after its runs (5 s with no request, /proc/<pid>/stat): ${f(settings.idleCpuMs.postgres, 1)} ms of CPU a second on PostgreSQL` +

@@ -24,6 +24,8 @@
 //   BENCH_DELAY_MS          the simulated network delay each way between the server and
 //                           PostgreSQL for the delayed runs (default 1; bench/proxy.ts)
 //   BENCH_REDMINE_*         the Redmine to rename projects on beside this server (bench/redmine.ts)
+//   BENCH_KEEP_BODIES       set (to anything) to let autocannon decode every body it reads
+//                           into a string, as it does by default (bench/load.ts)
 // Flags (npm run bench -- <flags>): FLAGS in bench/options.ts.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -37,7 +39,7 @@ import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
-import { idleCpuMsPerSecond, load, quiet, quietMachine, PRODUCTION_ENV, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
+import { idleCpuMsPerSecond, KEEPS_BODIES, load, quiet, quietMachine, PRODUCTION_ENV, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { connected, statementStatsMissing } from './postgres.js'
@@ -629,6 +631,7 @@ async function main (): Promise<void> {
       totalSeconds: (performance.now() - started) / 1000,
       nodeFlags: PRODUCTION_NODE_FLAGS,
       nodeEnv: PRODUCTION_ENV,
+      keepsBodies: KEEPS_BODIES,
       idleRssMb: { postgres: pgServer.idleRssMb, embedded: embeddedIdleRss },
       idleCpuMs: { postgres: pgIdleCpu, embedded: embeddedIdleCpu }
     }, machine(postgresVersion, pgliteVersion))
