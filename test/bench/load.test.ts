@@ -1,0 +1,48 @@
+// The bench's load generator (bench/load.ts) keeps only the bodies of failures:
+// autocannon would otherwise decode every body it reads into a string, a page of
+// projects (most of a megabyte) costing it more CPU than the server spent writing it.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import autocannon from 'autocannon'
+import { KEEPS_BODIES } from '../../bench/load.js'
+
+const PAGE = Buffer.alloc(512 * 1024, 'x')
+
+const server = createServer((request, response) => {
+  if (request.url === '/page') {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': PAGE.length, etag: '"v1"' })
+    response.end(PAGE)
+  } else {
+    response.writeHead(500, { 'content-type': 'application/json' })
+    response.end('{"error":"broken"}')
+  }
+})
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+
+/** What autocannon hands onResponse for `amount` requests to `path`, and its count of bytes read. */
+async function drive (path: string, amount: number) {
+  const seen: Array<{ status: number, body: string, etag: string | undefined }> = []
+  const result = await autocannon({
+    url, connections: 2, amount,
+    requests: [{ path, onResponse: (status, body, _context, headers) => { seen.push({ status, body, etag: (headers as Record<string, string>).etag }) } }]
+  })
+  return { seen, bytes: result.throughput.total, non2xx: result.non2xx }
+}
+
+t.equal(KEEPS_BODIES, process.env.BENCH_KEEP_BODIES !== undefined, 'BENCH_KEEP_BODIES decides')
+
+t.test('a success is read and counted, its body not kept', { skip: KEEPS_BODIES && 'BENCH_KEEP_BODIES is set' }, async (t) => {
+  const { seen, bytes } = await drive('/page', 6)
+  t.equal(seen.length, 6)
+  for (const response of seen) t.same(response, { status: 200, body: '', etag: '"v1"' })
+  t.ok(bytes >= 6 * PAGE.length, `every page's bytes were read (${bytes})`)
+})
+
+t.test("a failure's body is kept, for the bench's samples", async (t) => {
+  const { seen, non2xx } = await drive('/fail', 4)
+  t.equal(non2xx, 4)
+  for (const response of seen) t.same(response, { status: 500, body: '{"error":"broken"}', etag: undefined })
+})
