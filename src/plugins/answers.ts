@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import fp from 'fastify-plugin'
 import type { FastifyReply } from 'fastify'
+import { WRITE_HIGH_WATER_MARK } from './transport.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -171,7 +172,8 @@ export function sendAnswer (reply: FastifyReply, answer: Buffer | Buffer[]): Fas
   if (Buffer.isBuffer(answer)) return reply.send(answer)
   let length = 0
   for (const part of answer) length += part.length
-  return reply.header('content-length', length).send(Readable.from(answer, { objectMode: false }))
+  // Read as a whole into the response, which takes it without waiting (WRITE_HIGH_WATER_MARK).
+  return reply.header('content-length', length).send(Readable.from(answer, { objectMode: false, highWaterMark: WRITE_HIGH_WATER_MARK }))
 }
 
 export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {

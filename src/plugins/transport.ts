@@ -17,6 +17,18 @@ import { ApiError, unavailable } from '../errors.js'
 import { headerCount } from '../raw-headers.js'
 import { SECURITY_HEADERS } from './security.js'
 
+/**
+ * How much of an answer a response takes before it asks its writer to wait (Node.js's
+ * default is 16 KiB). A page of projects (most of a megabyte, in parts: plugins/answers.ts)
+ * was handed to the socket a few parts at a time, one write and one wake-up of the client
+ * each, about twenty a page; under this bound its parts go in one or two writes. Answers
+ * are written from memory, so nothing more is held for them. Node.js sets the bound of
+ * what a request may buffer with it: a body not yet read (while a caller is confirmed,
+ * plugins/auth.ts) waits in memory up to this much rather than 16 KiB, less than a body
+ * read whole at the default BODY_LIMIT_BYTES (1 MiB).
+ */
+export const WRITE_HIGH_WATER_MARK = 256 * 1024
+
 /** At shutdown, how long a body still arriving may take before its connection is closed. */
 const UPLOAD_GRACE_MS = 1000
 
@@ -106,7 +118,9 @@ export function transportOptions (config: Config): Pick<FastifyHttpOptions<Serve
       // is kept to within a quarter of the headers timeout, at most a second.
       connectionsCheckingInterval: Math.min(1000, Math.ceil(config.HEADERS_TIMEOUT_MS / 4)),
       // Node.js answers a missing Host itself, with an empty 400; the hook below answers it in the envelope.
-      requireHostHeader: false
+      requireHostHeader: false,
+      // The sockets', requests' and responses' bound alike: Node.js sets them together.
+      highWaterMark: WRITE_HIGH_WATER_MARK
     },
 
     // Node.js's parser refused the request, or the client took too long: the
