@@ -667,7 +667,7 @@ The default run takes about eighteen minutes on 2 cores.
 | \`DATABASE_URL\` | postgres://postgres@127.0.0.1:5432/postgres | the PostgreSQL server to use (the bench works in its database \`projects_bench\`) |
 | \`BENCH_DURATION\` | 8 | seconds per measured run (autocannon and pgbench) |
 | \`BENCH_SHORT_DURATION\` | 4 | seconds per small-vs-large run |
-| \`BENCH_WARMUP\` | 2 | seconds of unrecorded load per operation after each server start |
+| \`BENCH_WARMUP\` | 2 | seconds of unrecorded load (10 connections) on each operation right before its runs, on each server |
 | \`BENCH_POOL_SIZE\` | 4 | the server's \`DB_POOL_SIZE\` (about 2 per core of the machine the server, PostgreSQL and the load generator share; see bench/run.ts) |
 | \`BENCH_DELAYED_POOL_SIZE\` | 8 | the server's \`DB_POOL_SIZE\` in the runs behind the simulated network delay |
 | \`BENCH_CONNECTIONS\` | 50,10 | HTTP connections and pgbench clients per run |
@@ -756,7 +756,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     `- Machine: ${m.cpu}, ${m.cpus} CPUs, ${f(m.ramGiB, 1)} GiB RAM; ${m.os}; Node ${m.node}; ${m.postgres}` +
       (m.pglite ? `; PGlite ${m.pglite}` : ''),
-    `- Settings: ${settings.durationS} s per run (${settings.shortDurationS} s small vs large, ${settings.warmupS} s warm-up per operation), ` +
+    `- Settings: ${settings.durationS} s per run (${settings.shortDurationS} s small vs large, ${settings.warmupS} s warm-up of each operation right before its runs), ` +
       `connections ${settings.connections.join(' and ')}, server DB_POOL_SIZE ${settings.poolSize} (${settings.poolSizeWhy}), ` +
       `rate limit off, LOG_LEVEL=warn, NODE_ENV=production, \`${Object.entries(settings.nodeEnv).map(([name, value]) => `${name}=${value} `).join('')}node ${settings.nodeFlags.join(' ')}\` (npm run start:prod's environment and flags); pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
       `autocannon ${settings.keepsBodies ? 'decoding every body it reads into a string, as it does by default (BENCH_KEEP_BODIES)' : 'keeping only the bodies of failures, a success\'s bytes received, parsed and counted but not decoded (bench/load.ts)'}; ` +

@@ -14,7 +14,7 @@
 //                           (default postgres://postgres@127.0.0.1:5432/postgres)
 //   BENCH_DURATION          seconds per measured run (default 8)
 //   BENCH_SHORT_DURATION    seconds per small-vs-large run (default 4)
-//   BENCH_WARMUP            seconds of unrecorded load per operation after a server start (default 2)
+//   BENCH_WARMUP            seconds of unrecorded load on each operation right before its runs (default 2)
 //   BENCH_POOL_SIZE         the server's DB_POOL_SIZE (default 4, see DEFAULT_POOL_SIZE)
 //   BENCH_DELAYED_POOL_SIZE its DB_POOL_SIZE behind the simulated network delay (default 8)
 //   BENCH_CONNECTIONS       comma-separated connection counts (default 50,10)
@@ -214,7 +214,7 @@ async function count (db: Db, table: string): Promise<number> {
   return Number(result.rows[0]!.n)
 }
 
-/** Unrecorded load on each operation after a server start: what it was asked is counted too. */
+/** Unrecorded load on each of `operations` (the warm-up before their runs): what it was asked is counted too. */
 async function warm (server: Server, dataset: Dataset, database: string | null, operations: readonly OperationName[]): Promise<LoadResult[]> {
   const all: LoadResult[] = []
   for (const operation of operations) {
@@ -255,11 +255,13 @@ async function sizeRuns (server: Server, dataset: Dataset, where: string, databa
   return sizes
 }
 
-/** Warm-up, then the measured runs of each operation at each connection count. */
+/** For each operation, its warm-up, then its measured runs at each connection count. */
 async function drive (server: Server, dataset: Dataset, where: string, database: string | null, operations: readonly OperationName[]): Promise<{ results: LoadResult[] }> {
-  await warm(server, dataset, database, operations)
   const results: LoadResult[] = []
-  for (const operation of operations) results.push(...await measure(server, dataset, where, database, operation))
+  for (const operation of operations) {
+    await warm(server, dataset, database, [operation])
+    results.push(...await measure(server, dataset, where, database, operation))
+  }
   return { results }
 }
 
@@ -424,17 +426,23 @@ async function main (): Promise<void> {
     // its statements, then the server on the embedded database (each one idle while
     // another runs): figures set side by side come from the same minutes, so a slow
     // spell of a shared machine weighs on both sides of each ratio.
-    const postgres = { results: [] as LoadResult[], sizes: [] as SizeRun[], all: await warm(pgServer, dataset, DATABASE, OPERATIONS) }
+    // Each server takes each operation for a warm-up right before its runs, which
+    // then follow its own load rather than other operations' and the minute or
+    // more the server sat idle while pgbench and the other server ran.
+    const postgres = { results: [] as LoadResult[], sizes: [] as SizeRun[], all: [] as LoadResult[] }
     const embedded = { results: [] as LoadResult[], sizes: [] as SizeRun[] }
-    if (emServer !== null) await warm(emServer, embeddedData!, null, OPERATIONS)
     for (const operation of OPERATIONS) {
       await vacuum(benchUrl)
       if (pgbenchAvailable) await vacuum(replayUrl)
+      postgres.all.push(...await warm(pgServer, dataset, DATABASE, [operation]))
       const results = await measure(pgServer, dataset, 'PostgreSQL', DATABASE, operation)
       postgres.results.push(...results)
       postgres.all.push(...results)
       if (pgbenchAvailable) await replay(operation)
-      if (emServer !== null) embedded.results.push(...await measure(emServer, embeddedData!, 'embedded', null, operation))
+      if (emServer !== null) {
+        await warm(emServer, embeddedData!, null, [operation])
+        embedded.results.push(...await measure(emServer, embeddedData!, 'embedded', null, operation))
+      }
     }
     postgres.sizes = await sizeRuns(pgServer, dataset, 'PostgreSQL', DATABASE)
     postgres.all.push(...postgres.sizes.map((s) => s.result))
