@@ -21,7 +21,8 @@ import { SECURITY_HEADERS } from './security.js'
  * How much of an answer a response takes before it asks its writer to wait (Node.js's
  * default is 16 KiB). A page of projects (most of a megabyte, in parts: plugins/answers.ts)
  * was handed to the socket a few parts at a time, one write and one wake-up of the client
- * each, about twenty a page; under this bound its parts go in one or two writes. Answers
+ * each, about twenty a page; under this bound they go a quarter of a megabyte at a time,
+ * three or four writes for a page of 20 (the statement's own included). Answers
  * are written from memory, so nothing more is held for them. Node.js sets the bound of
  * what a request may buffer with it: a body not yet read (while a caller is confirmed,
  * plugins/auth.ts) waits in memory up to this much rather than 16 KiB, less than a body

@@ -1,7 +1,7 @@
 // A page of projects is written from parts (plugins/answers.ts, sendAnswer): the
-// response takes them whole (plugins/transport.ts, WRITE_HIGH_WATER_MARK) and hands
-// them to the socket in a write or two, not a few parts at a time with a wait for
-// the socket to drain between them (one write and one wake-up of the client each).
+// response takes up to WRITE_HIGH_WATER_MARK of them at once (plugins/transport.ts)
+// and hands them to the socket a write per 256 KiB, not a few parts at a time with a
+// wait for the socket to drain between them (one write and one wake-up of the client each).
 // Over a real socket, counting the writes the response's socket is asked for.
 import { request } from 'node:http'
 import type { Socket } from 'node:net'
@@ -52,17 +52,20 @@ function page (): Promise<{ status: number, body: Buffer, length: number, writes
   })
 }
 
-// Written the first time, from kept bytes and each reader's fields the second.
-for (const time of ['first', 'second']) {
+// Written the first time, from kept bytes and each reader's fields the second: the
+// statement is then told every project's version, and each is a hit.
+for (const [time, hits] of [['first', 0], ['second', PROJECTS]] as const) {
   t.test(`the ${time} time`, async (t) => {
+    const before = app.answers.hits
     const answer = await page()
+    t.equal(app.answers.hits - before, hits, `${hits} projects written from kept bytes`)
     t.equal(answer.status, 200)
     t.equal(answer.body.length, answer.length, 'the whole body, as long as it said')
     t.ok(answer.length > 600_000, `a page of ${answer.length} bytes`)
     const projects = (JSON.parse(answer.body.toString()) as { projects: Array<{ description: string }> }).projects
     t.equal(projects.length, PROJECTS)
     t.ok(projects.every((p) => p.description === DESCRIPTION), 'every project whole')
-    // Headers and body together, and the rest once the first write has gone.
+    // A write per 256 KiB of the page, the headers with the first: three (31 at 16 KiB).
     t.ok(answer.writes <= 3, `${answer.writes} writes for the page`)
   })
 }
