@@ -6,7 +6,7 @@
 // Parameters go as untyped text, as node-postgres sends them, and with the protocol
 // the server used: -M prepared when it sent named statements, -M extended when unnamed.
 import { execFile } from 'node:child_process'
-import { writeFile } from 'node:fs/promises'
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { CompiledQuery } from 'kysely'
@@ -205,6 +205,13 @@ export interface PgbenchResult {
   tps: number
   latencyMs: number | null
   failed: number
+  /**
+   * The median and 99th percentile of the transactions' latencies in ms, from
+   * pgbench's log of every transaction (runPgbench only; null without it): what a
+   * client of the database alone would see at these clients, beside the server's.
+   */
+  p50Ms: number | null
+  p99Ms: number | null
   /** Average latency of each command in ms, in script order (pgbench -r). */
   statementMs: number[]
   /** CPU ms per transaction of the backends serving the database, and of pgbench itself (runPgbench only). */
@@ -234,6 +241,8 @@ export function parsePgbench (output: string): PgbenchResult {
     latencyMs: number(/^latency average = ([\d.]+) ms/m),
     failed: number(/^number of failed transactions: (\d+)/m) ?? 0,
     statementMs,
+    p50Ms: null,
+    p99Ms: null,
     backendCpuMs: null,
     clientCpuMs: null,
     output
@@ -289,15 +298,47 @@ export async function verifyScript (options: PgbenchOptions, file: string): Prom
 }
 
 /**
+ * The latencies in ms of the transactions of pgbench's per-transaction log (`-l`):
+ * a line per transaction, `client transaction latency_us script epoch_s epoch_us`
+ * (a line whose latency is not a number, `skipped` under a rate limit, which this bench
+ * does not set, or `failed`, is left out: a failed transaction is counted by pgbench).
+ */
+export function logLatencies (text: string): number[] {
+  const latencies: number[] = []
+  for (const line of text.split('\n')) {
+    const us = Number(line.split(' ')[2])
+    if (line !== '' && Number.isFinite(us)) latencies.push(us / 1000)
+  }
+  return latencies
+}
+
+/** The `p`-th percentile (0 to 1) of `values` by nearest rank, as a latency histogram reads it; null for none. */
+export function percentile (values: readonly number[], p: number): number | null {
+  if (values.length === 0) return null
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!
+}
+
+/**
  * A timed run, with the CPU per transaction of the database's backends (from /proc,
- * as the HTTP runs measure them) and of pgbench itself.
+ * as the HTTP runs measure them) and of pgbench itself, and the percentiles of its
+ * transactions' latencies (from its log of every transaction, written beside the
+ * script and removed once read).
  */
 export async function runPgbench (options: PgbenchOptions, file: string, seconds: number): Promise<PgbenchResult> {
   const backends = new BackendCpu(new URL(options.url).pathname.slice(1))
   let backendMs = 0
-  const { output, cpuSeconds } = await pgbench(options, file, ['-r', '-T', String(seconds)], (seconds + 120) * 1000)
+  const dir = path.dirname(file)
+  const prefix = `${path.basename(file, '.sql')}-${options.protocol}-${options.clients}-log`
+  const { output, cpuSeconds } = await pgbench(options, file, ['-r', '-T', String(seconds), '-l', `--log-prefix=${path.join(dir, prefix)}`], (seconds + 120) * 1000)
     .finally(() => { backendMs = backends.stop() })
-  const result = parsePgbench(output)
+  const latencies: number[] = []
+  // One log per pgbench thread: <prefix>.<pid>[.<thread>].
+  for (const name of (await readdir(dir)).filter((n) => n.startsWith(`${prefix}.`))) {
+    latencies.push(...logLatencies(await readFile(path.join(dir, name), 'utf8')))
+    await rm(path.join(dir, name))
+  }
+  const result = { ...parsePgbench(output), p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) }
   const transactions = Number(/^number of transactions actually processed: (\d+)/m.exec(output)?.[1] ?? 0)
   if (transactions === 0) return result
   return { ...result, backendCpuMs: backendMs / transactions, clientCpuMs: cpuSeconds === null ? null : (1000 * cpuSeconds) / transactions }

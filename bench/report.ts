@@ -200,6 +200,33 @@ function ceilingRows (figures: Figures, settings: Settings): Array<{ op: Operati
   })
 }
 
+/**
+ * Per operation at the lowest connection count: the server's latencies beside those
+ * of pgbench's transactions there and at the server's pool size (the most statements
+ * the server runs at once): the database alone, with no HTTP, JSON or pool.
+ */
+function latencyTable (figures: Figures, settings: Settings): { header: string[], rows: string[][] } | null {
+  const low = Math.min(...settings.connections)
+  const pool = settings.poolSize
+  const rows = OPERATIONS.flatMap((op) => {
+    const pg = find(figures.postgres, op, low)
+    const own = figures.pgbench.get(pgbenchKey(op, low))
+    const pooled = figures.pgbench.get(pgbenchKey(op, pool))
+    if (!pg || !own || own.p99Ms === null) return []
+    return [[LABELS[op], f(pg.rps, 0), f(pg.p50), f(pg.p99), f(own.tps, 0), f(own.p50Ms), f(own.p99Ms),
+      ...(pool === low ? [] : [f(pooled?.tps, 0), f(pooled?.p50Ms), f(pooled?.p99Ms)])]]
+  })
+  if (rows.length === 0) return null
+  const header = ['operation', `server req/s, ${low} connections`, 'server p50 ms', 'server p99 ms', `pgbench tps, ${low} clients`, 'pgbench p50 ms', 'pgbench p99 ms',
+    ...(pool === low ? [] : [`pgbench tps, ${pool} clients`, `pgbench p50 ms, ${pool} clients`, `pgbench p99 ms, ${pool} clients`])]
+  return { header, rows }
+}
+
+const LATENCY_INTRO = (low: number, pool: number) => `The server's latencies at ${low} connections beside pgbench's replay of its statements ` +
+  `at ${low} clients and at ${pool} (DB_POOL_SIZE: the most statements the server runs at once), from pgbench's log of every transaction ` +
+  '(`-l`; a transaction also reads its target from `bench_targets`, one more round trip than the server\'s). pgbench\'s are the database\'s ' +
+  'own on this machine, with no HTTP, JSON or pool: where its p99 is over a bound, no server in front of it meets that bound here.'
+
 /** Per operation: extended tps, prepared tps (the server's protocol starred) and their ratio. */
 function protocolRows (figures: Figures, low: number): string[][] {
   return OPERATIONS.map((op) => {
@@ -269,7 +296,9 @@ function targets (figures: Figures, settings: Settings): string[] {
   }
   lines.push(`p99 ≤ 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
     const pg = find(figures.postgres, op, low)
-    return pg && pg.requests > 0 ? `${LABELS[op]} ${f(pg.p99)} ms (${verdict(pg.p99 <= 25)}${pg.p99 <= 25 ? '' : `; ${littlesLaw(pg, 25)}`})` : `${LABELS[op]} – (no answer in the run)`
+    const alone = figures.pgbench.get(pgbenchKey(op, low))
+    const database = alone?.p99Ms === null || alone === undefined ? '' : `; pgbench alone at ${low} clients: p99 ${f(alone.p99Ms)} ms at ${f(alone.tps, 0)} tps`
+    return pg && pg.requests > 0 ? `${LABELS[op]} ${f(pg.p99)} ms (${verdict(pg.p99 <= 25)}${pg.p99 <= 25 ? '' : `; ${littlesLaw(pg, 25)}${database}`})` : `${LABELS[op]} – (no answer in the run)`
   }).join(', '))
   const sizes = figures.sizes.postgres
   const sizeLine = (['get', 'update_name'] as const).map((op) => {
@@ -716,6 +745,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const eventLoop = eventLoopTable(figures, settings)
   const threads = threadTable(figures, settings)
   const ceiling = ceilingRows(figures, settings)
+  const latency = latencyTable(figures, settings)
 
   const text = [
     '',
@@ -733,6 +763,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...(redmine ? ['', 'The rename beside Redmine\'s:', textTable(redmine.header, redmine.rows)] : []),
     '',
     ...cpuLines(figures, settings),
+    ...(latency ? ['', `Latency at ${low} connections beside pgbench's (the database alone):`, textTable(latency.header, latency.rows)] : []),
     ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
     ...(profile ? ['', 'Where the server\'s CPU goes (a CPU profile of each operation, % of samples):', textTable(profile.header, profile.rows)] : []),
     ...(eventLoop ? ['', 'The server\'s event loop per request, on a CPU and waiting for one:', textTable(eventLoop.header, eventLoop.rows)] : []),
@@ -807,6 +838,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     ...cpuLines(figures, settings),
     '',
+    ...(latency ? [LATENCY_INTRO(low, settings.poolSize), '', table(latency.header, latency.rows), ''] : []),
     ...(budget ? [budgetIntro(budget.connections), '', table(budget.header, budget.rows), ''] : []),
     ...(profile ? ['Where the server\'s CPU goes. ' + PROFILE_INTRO, '', table(profile.header, profile.rows), ''] : []),
     ...(eventLoop ? [EVENT_LOOP_INTRO, '', table(eventLoop.header, eventLoop.rows), ''] : []),
@@ -871,7 +903,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     '### The statements (captured from the server, replayed by pgbench)',
     '',
-    'pgbench runs `-n -M <the server\'s protocol> -r -c <connections> -j 2 -T <duration>`; each transaction first reads its random target from ' +
+    'pgbench runs `-n -M <the server\'s protocol> -r -l -c <connections> -j 2 -T <duration>` (`-l`: a log of every transaction, for its latencies); each transaction first reads its random target from ' +
       '`bench_targets` (one primary-key lookup that the server does not make), then sends the captured statements. A read is ' +
       'captured after the same read of other targets: projects/list after every company\'s first page, so that its statement ' +
       'carries the versions of the projects the server holds, as under load (README, "Answers already written"), and the ' +
