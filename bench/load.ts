@@ -8,6 +8,7 @@ import { request as httpGet } from 'undici'
 import { EMBEDDED_THREAD_NAME } from '../src/db/thread-name.js'
 import { launchServer, type ServerProcess } from '../test/launch.js'
 import { httpRequest, PER_CONNECTION, randomRevision, type OperationName, type Target } from './operations.js'
+import { monotonicUs } from './profile.js'
 
 // autocannon appends every body it reads to a string (its PipelinedRequestsQueue's
 // addBody), decoding it from UTF-8 chunk by chunk: for a page of projects, most of a
@@ -327,6 +328,9 @@ export interface LoadResult {
   loadCpuMs: number | null
   /** projects/get requests made before the run for the targets' current ETags (conditional runs). */
   tagReads: number
+  /** When autocannon started and stopped, in µs of the monotonic clock (bench/profile.ts, monotonicUs): the run without the waits and reads before it. */
+  startedUs: number
+  endedUs: number
   /**
    * The server's main thread (its event loop), ms per request: on a CPU, and runnable
    * but waiting for one (/proc/<pid>/schedstat); null where the kernel does not say.
@@ -455,6 +459,8 @@ export async function load (options: {
   const sampler = new RssSampler(options.pid).start()
   const cpu = new CpuMeter([process.pid, options.pid], options.database)
   let result: autocannon.Result
+  const startedUs = monotonicUs()
+  let endedUs = startedUs
   try {
     result = await autocannon({
       url: options.url,
@@ -491,6 +497,7 @@ export async function load (options: {
       }]
     })
   } finally {
+    endedUs = monotonicUs()
     sampler.stop()
   }
   const { serverMs, backendsMs, loadMs, eventLoopOnCpuMs, eventLoopWaitMs, threadsMs } = cpu.perRequest(result.requests.total)
@@ -515,6 +522,8 @@ export async function load (options: {
     backendCpuMs: backendsMs,
     loadCpuMs: loadMs,
     tagReads: tags === null ? 0 : targets.length,
+    startedUs,
+    endedUs,
     eventLoopOnCpuMs,
     eventLoopWaitMs,
     serverThreadsCpuMs: threadsMs

@@ -13,6 +13,7 @@ export const FLAGS: Readonly<Record<string, string>> = {
   '--cpu-prof': 'run the server with `--cpu-prof` and keep the profiles (in the kept directory)',
   '--no-delay': 'skip the runs behind the simulated network delay',
   '--no-profile': 'skip the CPU profile of the server, each operation again on a server run with `--cpu-prof`',
+  '--no-timings': 'skip the server\'s own clock on each request, each operation again at the lowest connection count on a server run with bench/timings-preload.mjs',
   '--no-unkept': 'skip the reads on a server that keeps no answers (ANSWER_CACHE_MB=0)',
   '--no-webhooks': 'skip the webhook figures (bench/webhooks.ts)'
 }

@@ -6,6 +6,7 @@ import os from 'node:os'
 import type { Capture } from './capture.js'
 import type { LoadResult } from './load.js'
 import { LABELS, OPERATIONS, type OperationName } from './operations.js'
+import type { TimedRun, Timing } from './timings.js'
 import type { PgbenchResult, Script } from './pgbench.js'
 import { PARTS, type ProfiledRun } from './profile.js'
 import { redmineRatios, type RedmineFigures } from './redmine.js'
@@ -103,6 +104,8 @@ export interface Figures {
   unkept: Unkept | null
   /** Where the server's CPU went in each operation's profiled run (bench/profile.ts); null when not profiled. */
   profiled: ProfiledRun[] | null
+  /** The server's own clock on each request, an operation at a time (bench/timings.ts); null when not run. */
+  timed: Array<{ operation: OperationName, connections: number, load: LoadResult, timed: TimedRun }> | null
   statements: StatementStats
   webhooks: WebhookFigures | null
   /** The rename beside Redmine's (bench/redmine.ts); a string says why it was not run. */
@@ -199,6 +202,28 @@ function ceilingRows (figures: Figures, settings: Settings): Array<{ op: Operati
     return [{ op, server: pg.rps, high: figures.pgbench.get(pgbenchKey(op, high))?.tps ?? null, pooled: pooled.tps, ratio: pg.rps / pooled.tps }]
   })
 }
+
+/** The parts of a latency by the server's own clock (bench/timings.ts): per operation, the load generator's figures, then the server's. */
+function clockTable (figures: Figures): { header: string[], rows: string[][] } | null {
+  if (figures.timed === null || figures.timed.length === 0) return null
+  const parts = (t: Timing | null) => t === null ? '–' : `${f(t.p50Ms)} / ${f(t.p99Ms)} (${f(t.meanMs)})`
+  const header = ['operation', 'connections', 'req/s', 'load generator p50 / p99 ms', 'in the server p50 / p99 (mean) ms',
+    'waiting for a connection p50 / p99 (mean) ms', 'the statement\'s round trip p50 / p99 (mean) ms', 'statements per request', 'the rest, mean ms']
+  const rows = figures.timed.map(({ operation, connections, load, timed }) => {
+    const { request, pool, statement } = timed
+    const perRequest = request && statement ? statement.count / request.count : null
+    const rest = request && pool && statement && perRequest !== null ? request.meanMs - (pool.count / request.count) * pool.meanMs - perRequest * statement.meanMs : null
+    return [LABELS[operation], String(connections), f(load.rps, 0), `${f(load.p50)} / ${f(load.p99)}`, parts(request), parts(pool), parts(statement), f(perRequest, 2), f(rest, 2)]
+  })
+  return { header, rows }
+}
+
+const CLOCK_INTRO = 'The parts of a latency, by the server\'s own clock: each operation again, on a server of its own run with ' +
+  '`bench/timings-preload.mjs` (`node --import`), which records for every request the time from its headers parsed to its response ' +
+  'handed to the socket (node:http\'s diagnostics channels), each wait for one of the DB_POOL_SIZE connections, and each statement\'s round ' +
+  'trip from sending it to its result reaching the code that waits for it: the backend\'s work, its waits for a CPU and the event loop\'s for ' +
+  'its turn. The rest is the request\'s mean less the waits and round trips it made (HTTP, checks, JSON, the answer). The load generator\'s ' +
+  'figures add the time a request spends in the sockets and in autocannon, which shares the cores.'
 
 /**
  * Per operation at the lowest connection count: the server's latencies beside those
@@ -746,6 +771,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const threads = threadTable(figures, settings)
   const ceiling = ceilingRows(figures, settings)
   const latency = latencyTable(figures, settings)
+  const clock = clockTable(figures)
 
   const text = [
     '',
@@ -764,6 +790,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     ...cpuLines(figures, settings),
     ...(latency ? ['', `Latency at ${low} connections beside pgbench's (the database alone):`, textTable(latency.header, latency.rows)] : []),
+    ...(clock ? ['', 'The parts of a latency, by the server\'s own clock (bench/timings-preload.mjs):', textTable(clock.header, clock.rows)] : []),
     ...(budget ? ['', `CPU ms per request at ${budget.connections} connections, and the server's CPU per request that ${RATIO_TARGET} of pgbench would need:`, textTable(budget.header, budget.rows)] : []),
     ...(profile ? ['', 'Where the server\'s CPU goes (a CPU profile of each operation, % of samples):', textTable(profile.header, profile.rows)] : []),
     ...(eventLoop ? ['', 'The server\'s event loop per request, on a CPU and waiting for one:', textTable(eventLoop.header, eventLoop.rows)] : []),
@@ -839,6 +866,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     ...cpuLines(figures, settings),
     '',
     ...(latency ? [LATENCY_INTRO(low, settings.poolSize), '', table(latency.header, latency.rows), ''] : []),
+    ...(clock ? [CLOCK_INTRO, '', table(clock.header, clock.rows), ''] : []),
     ...(budget ? [budgetIntro(budget.connections), '', table(budget.header, budget.rows), ''] : []),
     ...(profile ? ['Where the server\'s CPU goes. ' + PROFILE_INTRO, '', table(profile.header, profile.rows), ''] : []),
     ...(eventLoop ? [EVENT_LOOP_INTRO, '', table(eventLoop.header, eventLoop.rows), ''] : []),

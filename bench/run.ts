@@ -46,6 +46,7 @@ import { connected, statementStatsMissing } from './postgres.js'
 import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { monotonicUs, profileRuns, type ProfiledRun, type Window } from './profile.js'
+import { readTimings, TIMINGS_FILE_VARIABLE, TIMINGS_PRELOAD } from './timings.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
 import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, redmineStatements, type RedmineFigures, type RedmineRun } from './redmine.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
@@ -98,6 +99,7 @@ const options = {
   delay: !flags.has('--no-delay'),
   unkept: !flags.has('--no-unkept'),
   profile: !flags.has('--no-profile'),
+  timings: !flags.has('--no-timings'),
   webhooks: !flags.has('--no-webhooks'),
   embedded: !flags.has('--no-embedded'),
   build: !flags.has('--no-build'),
@@ -583,6 +585,31 @@ async function main (): Promise<void> {
       step(profiled === null ? '  the server wrote no profile' : `  profile read: ${profiled.length} runs`)
     }
 
+    // The server's own clock on each request (bench/timings.ts): each operation again
+    // at the lowest connection count, on a server of its own that records how long each
+    // request took in it, waited for a connection, and waited on its statement.
+    let timed: Figures['timed'] = null
+    if (options.timings) {
+      await vacuum(benchUrl)
+      const file = path.join(tmp, 'timings.json')
+      const connections = SIZE_CONNECTIONS
+      const server = await start('timings', { DATABASE_URL: benchUrl, [TIMINGS_FILE_VARIABLE]: file }, { nodeArgs: ['--import', TIMINGS_PRELOAD] })
+      const runs: Array<Window & { operation: OperationName, load: LoadResult }> = []
+      for (const operation of OPERATIONS) {
+        const targets = dataset[TARGET_SETS[operation]]
+        await load({ url: server.url, pid: server.pid, operation, targets, connections: 10, seconds: options.warmup, database: DATABASE })
+        step(`timed: ${LABELS[operation]} at ${connections} connections for ${options.duration} s`)
+        const result = await load({ url: server.url, pid: server.pid, operation, targets, connections, seconds: options.duration, database: DATABASE })
+        // autocannon's run alone: the conditional rename's reads of the current tags come before it.
+        runs.push({ label: LABELS[operation], startUs: result.startedUs, endUs: result.endedUs, operation, load: result })
+      }
+      // The timings are written as the server exits.
+      await server.stop()
+      const read = existsSync(file) ? readTimings(file, runs) : null
+      timed = read === null ? null : runs.map((run, i) => ({ operation: run.operation, connections, load: run.load, timed: read[i]! }))
+      step(timed === null ? '  the server wrote no timings' : `  timings read: ${timed.length} runs`)
+    }
+
     // The same scripts in the other protocol: how much of PostgreSQL's work is
     // parsing and planning each statement anew (extended) rather than once per
     // connection (prepared).
@@ -613,6 +640,7 @@ async function main (): Promise<void> {
       delayed,
       unkept,
       profiled,
+      timed,
       statements,
       webhooks,
       redmine,
