@@ -3,9 +3,11 @@
 // each operation in turn: drives the production build on PostgreSQL with autocannon,
 // replays the captured SQL with pgbench for PostgreSQL's own ceiling (in a copy of the
 // database), and drives the build on the embedded database. It then runs the main
-// operations again with PostgreSQL behind a delaying proxy (bench/proxy.ts), measures webhooks
-// (bench/webhooks.ts), renames projects beside a Redmine when one is given
-// (bench/redmine.ts), and writes bench/RESULTS.md, the previous run's figures kept below.
+// operations again with PostgreSQL behind a delaying proxy (bench/proxy.ts), renames projects
+// beside a Redmine when one is given (bench/redmine.ts), profiles the server
+// (bench/profile.ts), times each request's parts by the server's own clock
+// (bench/timings.ts), measures webhooks (bench/webhooks.ts), and writes bench/RESULTS.md,
+// the previous run's figures kept below.
 //
 // Options (environment):
 //   DATABASE_URL            PostgreSQL server to use; the bench (re)creates the database
