@@ -250,7 +250,7 @@ function latencyTable (figures: Figures, settings: Settings): { header: string[]
 const LATENCY_INTRO = (low: number, pool: number) => `The server's latencies at ${low} connections beside pgbench's replay of its statements ` +
   `at ${low} clients and at ${pool} (DB_POOL_SIZE: the most statements the server runs at once), from pgbench's log of every transaction ` +
   '(`-l`; a transaction also reads its target from `bench_targets`, one more round trip than the server\'s). pgbench\'s are the database\'s ' +
-  'own on this machine, with no HTTP, JSON or pool: where its p99 is over a bound, no server in front of it meets that bound here.'
+  'own on this machine, with no HTTP, JSON or pool: where its p99 is over a bound, no server that sends these statements meets that bound here.'
 
 /** Per operation: extended tps, prepared tps (the server's protocol starred) and their ratio. */
 function protocolRows (figures: Figures, low: number): string[][] {
@@ -322,7 +322,7 @@ function targets (figures: Figures, settings: Settings): string[] {
   lines.push(`p99 ≤ 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
     const pg = find(figures.postgres, op, low)
     const alone = figures.pgbench.get(pgbenchKey(op, low))
-    const database = alone?.p99Ms === null || alone === undefined ? '' : `; pgbench alone at ${low} clients: p99 ${f(alone.p99Ms)} ms at ${f(alone.tps, 0)} tps`
+    const database = alone === undefined || alone.p99Ms === null ? '' : `; pgbench alone at ${low} clients: p99 ${f(alone.p99Ms)} ms at ${f(alone.tps, 0)} tps`
     return pg && pg.requests > 0 ? `${LABELS[op]} ${f(pg.p99)} ms (${verdict(pg.p99 <= 25)}${pg.p99 <= 25 ? '' : `; ${littlesLaw(pg, 25)}${database}`})` : `${LABELS[op]} – (no answer in the run)`
   }).join(', '))
   const sizes = figures.sizes.postgres
