@@ -47,7 +47,7 @@ import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags
 import { connected, statementStatsMissing } from './postgres.js'
 import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
-import { monotonicUs, profileRuns, type ProfiledRun, type Window } from './profile.js'
+import { profileRuns, type ProfiledRun, type Window } from './profile.js'
 import { readTimings, TIMINGS_FILE_VARIABLE, TIMINGS_PRELOAD } from './timings.js'
 import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
 import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, redmineStatements, type RedmineFigures, type RedmineRun } from './redmine.js'
@@ -237,6 +237,22 @@ async function measure (server: Server, dataset: Dataset, where: string, databas
     results.push(result)
   }
   return results
+}
+
+/**
+ * Each operation once more on a server of a pass of its own (the profile, the
+ * timings): its warm-up, then one run, with autocannon's span on the monotonic clock
+ * (without the waits and the conditional rename's reads of the current tags before it).
+ */
+async function eachOperationOnce (server: Server, dataset: Dataset, what: string, connections: number, seconds: number): Promise<Array<Window & { operation: OperationName, load: LoadResult }>> {
+  const runs: Array<Window & { operation: OperationName, load: LoadResult }> = []
+  for (const operation of OPERATIONS) {
+    await warm(server, dataset, DATABASE, [operation])
+    step(`${what}: ${LABELS[operation]} at ${connections} connections for ${seconds} s`)
+    const result = await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections, seconds, database: DATABASE })
+    runs.push({ label: LABELS[operation], startUs: result.startedUs, endUs: result.endedUs, operation, load: result })
+  }
+  return runs
 }
 
 /** The small-vs-large runs. */
@@ -571,15 +587,8 @@ async function main (): Promise<void> {
       const dir = path.join(tmp, 'profile-runs')
       const connections = Math.max(...options.connections)
       const server = await start('profile', { DATABASE_URL: benchUrl }, { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] })
-      const windows: Window[] = []
-      for (const operation of OPERATIONS) {
-        const targets = dataset[TARGET_SETS[operation]]
-        await load({ url: server.url, pid: server.pid, operation, targets, connections: 10, seconds: options.warmup, database: DATABASE })
-        step(`profiled: ${LABELS[operation]} at ${connections} connections for ${options.shortDuration} s`)
-        const startUs = monotonicUs()
-        const result = await load({ url: server.url, pid: server.pid, operation, targets, connections, seconds: options.shortDuration, database: DATABASE })
-        windows.push({ label: `${LABELS[operation]} (${result.rps.toFixed(0)} req/s)`, startUs, endUs: monotonicUs() })
-      }
+      const windows = (await eachOperationOnce(server, dataset, 'profiled', connections, options.shortDuration))
+        .map((run) => ({ ...run, label: `${run.label} (${run.load.rps.toFixed(0)} req/s)` }))
       // The profile is written as the server exits.
       await server.stop()
       const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
@@ -596,15 +605,7 @@ async function main (): Promise<void> {
       const file = path.join(tmp, 'timings.json')
       const connections = SIZE_CONNECTIONS
       const server = await start('timings', { DATABASE_URL: benchUrl, [TIMINGS_FILE_VARIABLE]: file }, { nodeArgs: ['--import', TIMINGS_PRELOAD] })
-      const runs: Array<Window & { operation: OperationName, load: LoadResult }> = []
-      for (const operation of OPERATIONS) {
-        const targets = dataset[TARGET_SETS[operation]]
-        await load({ url: server.url, pid: server.pid, operation, targets, connections: 10, seconds: options.warmup, database: DATABASE })
-        step(`timed: ${LABELS[operation]} at ${connections} connections for ${options.duration} s`)
-        const result = await load({ url: server.url, pid: server.pid, operation, targets, connections, seconds: options.duration, database: DATABASE })
-        // autocannon's run alone: the conditional rename's reads of the current tags come before it.
-        runs.push({ label: LABELS[operation], startUs: result.startedUs, endUs: result.endedUs, operation, load: result })
-      }
+      const runs = await eachOperationOnce(server, dataset, 'timed', connections, options.duration)
       // The timings are written as the server exits.
       await server.stop()
       const read = existsSync(file) ? readTimings(file, runs) : null
