@@ -87,10 +87,12 @@ export function subscriptionSources (lists: string, subscriptions: string, newLi
 }
 
 /** The children a project keeps built (project_children), in the aggregate's order. */
-const KEPT_COLUMNS = [
+export const KEPT_COLUMNS = [
   'contributors', 'goal', 'key_resources', 'last_check_in', 'milestones', 'milestones_ordering_state', 'subscription_list',
   'retrospective', 'task_statuses'
 ] as const satisfies ReadonlyArray<keyof ProjectChildrenTable>
+
+export type KeptColumn = typeof KEPT_COLUMNS[number]
 
 /**
  * The aggregate's columns that depend on who reads the project, its last three: in
@@ -319,6 +321,26 @@ export function readerPart (project: ProjectText): ReaderPart {
 }
 
 const READER_START = `,"${PERSONAL_COLUMNS[0]}":`
+
+const CHILDREN_START = `,"${KEPT_COLUMNS[0]}":`
+
+/**
+ * A read project's text cut around its children's columns (KEPT_COLUMNS, between
+ * the project's own and the reader's): `children`, their text, and `rest`, the
+ * other columns, parsed. Null if the text is not an aggregate's.
+ */
+export function cutChildren (project: ProjectText): { children: string, rest: () => Omit<ProjectView, KeptColumn> } | null {
+  // As in cutProject: `,"` is never inside a string, and the first column with a
+  // nested value is the first child's, so its key is the first `,"contributors":`.
+  const text = project.aggregate
+  const start = text.indexOf(CHILDREN_START)
+  const end = text.lastIndexOf(READER_START)
+  if (start < 0 || end < start) return null
+  return {
+    children: text.slice(start, end),
+    rest: () => ({ ...JSON.parse(text.slice(0, start) + text.slice(end)) as Omit<AsJson<AggregateRow>, KeptColumn>, level: project.level })
+  }
+}
 
 /**
  * The project as the caller sees it (db/caller.ts), or null when it does not exist

@@ -15,6 +15,10 @@
 // its statement is told the versions of the projects the server holds written
 // (RecentVersions below, db/project-list.ts), and returns only the readers' parts
 // of those that are still at them.
+// A change's answer is not kept, but its project's children's fields are, written,
+// under the digest of the children's text (presenters/project.ts, KeptChildren): the
+// next change of the project, or a read that finds no whole answer, writes only the
+// rest.
 // Keys are digests of content, not people: everyone who reads a project shares one
 // entry, and two people who see a page of notifications alike share another. The
 // digest is taken here, not in SQL: native SHA-256 costs the embedded database's
@@ -57,6 +61,8 @@ export class AnswerCache {
   private size = 0
   hits = 0
   misses = 0
+  /** Parts of answers taken from memory (part). */
+  partHits = 0
 
   /** `maxBytes` 0 keeps nothing. */
   constructor (readonly maxBytes: number) {}
@@ -82,6 +88,16 @@ export class AnswerCache {
       return undefined
     }
     this.hits++
+    this.entries.delete(key)
+    this.entries.set(key, value)
+    return value
+  }
+
+  /** What `key` holds, made recent like a hit, but not counted among the answers' hits and misses: a part of an answer (presenters/project.ts, KeptChildren). */
+  part<T extends Kept> (key: string): T | undefined {
+    const value = this.entries.get(key) as T | undefined
+    if (value === undefined) return undefined
+    this.partHits++
     this.entries.delete(key)
     this.entries.set(key, value)
     return value

@@ -7,9 +7,9 @@
 // access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
-import { cutProject, parseProject, readerPart, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
+import { cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
 import { answerKey, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
-import { AFTER_READER_FIELDS, READER_FIELDS, writeProject, writeReaderFields } from '../schemas/serializer.js'
+import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
 
@@ -144,11 +144,21 @@ export function personIn (seen: PeopleSeen, p: PersonRow): Person {
   return person
 }
 
+/** A row of a project's aggregate without its children's columns: its own, and its reader's. */
+export type OwnRow = Omit<ProjectView, KeptColumn>
+
+/** The fields of a Project that its children make (CHILDREN_FIELDS). */
+export type ChildrenPart = Pick<Project, ChildrenField>
+
+/** The other fields of a Project: its own columns', and its reader's. */
+export type OwnPart = Omit<Project, ChildrenField>
+
 /**
- * The API's Project from an aggregate row and the person's access level; `seen`
- * is shared by the projects of one answer.
+ * The fields of the API's Project that the aggregate's children make, from those
+ * columns alone (so the same text makes the same fields); `seen` is shared by the
+ * projects of one answer.
  */
-export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Project {
+export function childrenPart (row: Pick<ProjectView, KeptColumn>, seen: PeopleSeen = new Map()): ChildrenPart {
   const person = (p: PersonRow) => personIn(seen, p)
   const milestones = row.milestones.map((m) => ({
     id: shortId(m.id),
@@ -160,28 +170,12 @@ export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Proj
     inserted_at: iso(m.inserted_at)
   }))
   const lastCheckIn = row.last_check_in
-  const isOutdated = row.is_outdated === true
   // Contributors come ordered by the aggregate: champion, reviewer, then by name.
   const contributors = row.contributors
   const champion = contributors.find((c) => c.role === 'champion')
   const reviewer = contributors.find((c) => c.role === 'reviewer')
 
   return {
-    id: sluggedId(row.id, row.name),
-    name: row.name,
-    description: row.description,
-    goal_id: row.goal ? sluggedId(row.goal.id, row.goal.name) : null,
-    space_id: shortId(row.space_id),
-    access_levels: { public: row.public_access, company: row.company_access, space: row.space_access },
-    archived_at: isoOrNull(row.archived_at),
-    closed_at: isoOrNull(row.closed_at),
-    inserted_at: iso(row.inserted_at),
-    updated_at: iso(row.updated_at),
-    next_check_in_scheduled_at: isoOrNull(row.next_check_in_scheduled_at),
-    next_update_scheduled_at: isoOrNull(row.next_update_scheduled_at),
-    is_archived: row.archived_at !== null,
-    is_outdated: isOutdated,
-    is_pinned: row.is_pinned === true,
     champion: champion ? person(champion.person) : null,
     reviewer: reviewer ? person(reviewer.person) : null,
     contributors: contributors.map((c) => ({
@@ -203,7 +197,6 @@ export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Proj
           updated_at: iso(row.goal.updated_at)
         }
       : null,
-    space: { id: shortId(row.space_id), name: row.space_name },
     key_resources: row.key_resources.map((k) => ({ id: shortId(k.id), title: k.title, link: k.link, resource_type: k.resource_type })),
     last_check_in: lastCheckIn
       ? {
@@ -219,9 +212,6 @@ export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Proj
     milestones,
     next_milestone: nextMilestone(milestones),
     milestones_ordering_state: row.milestones_ordering_state.map(shortId),
-    my_role: row.my_role ?? null,
-    notifications: row.notifications.map(toNotification),
-    permissions: permissions(row.level),
     potential_subscribers: contributors.map((c) => ({
       role: subscriberRole(c),
       priority: c.role !== 'contributor',
@@ -237,7 +227,6 @@ export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Proj
           }))
         }
       : null,
-    privacy: privacy(row),
     retrospective: row.retrospective
       ? {
           id: shortId(row.retrospective.id),
@@ -247,24 +236,141 @@ export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Proj
           success_status: row.retrospective.success_status
         }
       : null,
-    state: row.state,
-    status: projectStatus({ state: row.state, success_status: row.success_status, is_outdated: isOutdated, last_check_in: lastCheckIn }),
-    success_status: row.success_status,
     task_statuses: row.task_statuses.map((t) => ({
       id: shortId(t.id), label: t.label, color: t.color, index: t.index, value: t.value, closed: t.closed
-    })),
+    }))
+  }
+}
+
+/** What of a project's children its other fields show: the goal's id (goal_id), the last check-in's status (status). */
+export interface ChildrenFacts {
+  goalId: string | null
+  checkInStatus: Project['status'] | null
+}
+
+export const childrenFacts = (children: ChildrenPart): ChildrenFacts =>
+  ({ goalId: children.goal?.id ?? null, checkInStatus: children.last_check_in?.status ?? null })
+
+/** The other fields of the API's Project: from the project's own columns, its reader's, and what its children tell of themselves. */
+export function ownPart (row: OwnRow, facts: ChildrenFacts): OwnPart {
+  const isOutdated = row.is_outdated === true
+  return {
+    id: sluggedId(row.id, row.name),
+    name: row.name,
+    description: row.description,
+    goal_id: facts.goalId,
+    space_id: shortId(row.space_id),
+    access_levels: { public: row.public_access, company: row.company_access, space: row.space_access },
+    archived_at: isoOrNull(row.archived_at),
+    closed_at: isoOrNull(row.closed_at),
+    inserted_at: iso(row.inserted_at),
+    updated_at: iso(row.updated_at),
+    next_check_in_scheduled_at: isoOrNull(row.next_check_in_scheduled_at),
+    next_update_scheduled_at: isoOrNull(row.next_update_scheduled_at),
+    is_archived: row.archived_at !== null,
+    is_outdated: isOutdated,
+    is_pinned: row.is_pinned === true,
+    space: { id: shortId(row.space_id), name: row.space_name },
+    my_role: row.my_role ?? null,
+    notifications: row.notifications.map(toNotification),
+    permissions: permissions(row.level),
+    privacy: privacy(row),
+    state: row.state,
+    status: projectStatus({
+      state: row.state,
+      success_status: row.success_status,
+      is_outdated: isOutdated,
+      last_check_in: facts.checkInStatus === null ? null : { status: facts.checkInStatus }
+    }),
+    success_status: row.success_status,
     tasks_kanban_state: row.tasks_kanban_state,
     timeframe: toTimeframe(row)
   }
+}
+
+/**
+ * The API's Project from an aggregate row and the person's access level; `seen`
+ * is shared by the projects of one answer.
+ */
+export function toProject (row: ProjectView, seen: PeopleSeen = new Map()): Project {
+  const children = childrenPart(row, seen)
+  return { ...ownPart(row, childrenFacts(children)), ...children }
 }
 
 // projects/get's answer as its schema writes it (`{"project":…}`, no spaces).
 const ANSWER_OPEN = '{"project":'
 const ANSWER_CLOSE = '}'
 
-/** A project's answer as projects/get and the mutations write it: `{"project":…}`. */
-export function writeProjectAnswer (read: ProjectText, seen?: PeopleSeen): Buffer {
-  return Buffer.from(ANSWER_OPEN + writeProject(toProject(parseProject(read), seen)) + ANSWER_CLOSE)
+/**
+ * A project's children's fields as writeProject writes them (PROJECT_RUNS' runs
+ * of them, in order), kept by the text of the children they are made from: a
+ * change of a project's name or description, or a read of it after one, writes
+ * only the rest. The same text makes the same fields (childrenPart), so these
+ * bytes are those writeProject would write.
+ */
+export class KeptChildren {
+  private constructor (
+    private readonly runs: readonly Buffer[],
+    readonly facts: ChildrenFacts,
+    readonly byteLength: number
+  ) {}
+
+  static of (children: ChildrenPart): KeptChildren {
+    const runs = CHILDREN_RUNS.map((run) => Buffer.from(run.write(children)))
+    return new KeptChildren(runs, childrenFacts(children), runs.reduce((sum, run) => sum + run.length, 0))
+  }
+
+  /** The project written, `{…}`, with its other fields. */
+  project (own: OwnPart, open = '', close = ''): Buffer {
+    const parts: Buffer[] = []
+    let text = open + '{'
+    let next = 0
+    PROJECT_RUNS.forEach((run, i) => {
+      if (i > 0) text += ','
+      if (!run.children) {
+        text += run.write(own)
+        return
+      }
+      parts.push(Buffer.from(text), this.runs[next++]!)
+      text = ''
+    })
+    parts.push(Buffer.from(text + '}' + close))
+    return Buffer.concat(parts)
+  }
+}
+
+const CHILDREN_RUNS = PROJECT_RUNS.filter((run) => run.children)
+
+const childrenKey = (text: string) => answerKey('children', text)
+
+/**
+ * A project as its schema writes it, between `open` and `close`: its children's
+ * fields from those kept for their text when they are (KeptChildren), else all of
+ * it written now, its children's fields kept when `keep` says so. `seen` is shared
+ * by the projects of one answer.
+ */
+function writtenProject (answers: AnswerCache, read: ProjectText, options: { keep: boolean, seen?: PeopleSeen, open?: string, close?: string }): Buffer {
+  const cut = cutChildren(read)
+  const key = cut === null ? undefined : childrenKey(cut.children)
+  const kept = key === undefined ? undefined : answers.part<KeptChildren>(key)
+  if (kept !== undefined) return kept.project(ownPart(cut!.rest(), kept.facts), options.open, options.close)
+  const row = parseProject(read)
+  const children = childrenPart(row, options.seen)
+  const written = KeptChildren.of(children)
+  if (key !== undefined && options.keep) answers.set(key, written)
+  return written.project(ownPart(row, written.facts), options.open, options.close)
+}
+
+/**
+ * A changed project's answer as the mutations write it, `{"project":…}`: its
+ * children's fields from those kept when the server has written them for the same
+ * children, else written and kept for the next change or read of the project,
+ * which most often leaves its children as they are. The whole answer is not kept:
+ * it is read again only if nothing changes the project meanwhile, and kept it would
+ * push out answers that are read again.
+ */
+export function writeProjectAnswer (answers: AnswerCache, read: ProjectText): Buffer {
+  return writtenProject(answers, read, { keep: true, open: ANSWER_OPEN, close: ANSWER_CLOSE })
 }
 
 // Where a written project holds its reader's own fields: is_pinned's value, and
@@ -341,7 +447,9 @@ function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSee
   const key = cut === null ? undefined : answerKey('project', cut.shared)
   const kept = key === undefined ? undefined : answers.get<KeptProject>(key)
   if (kept !== undefined) return { parts: kept.for(cut!.reader()), kept }
-  const bytes = Buffer.from(writeProject(toProject(parseProject(read), seen)))
+  // The whole project is kept (below), which holds its children's bytes: they are
+  // read from those kept by a change, but not kept a second time.
+  const bytes = writtenProject(answers, read, { keep: false, seen })
   const keeping = key === undefined ? undefined : KeptProject.of(bytes)
   if (keeping !== undefined) answers.set(key!, keeping)
   return { parts: [bytes], kept: keeping }

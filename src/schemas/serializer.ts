@@ -94,3 +94,53 @@ export const writeReaderFields = writer<Pick<Project, typeof READER_FIELDS[numbe
 
 /** notifications/list's answer. */
 export const writeNotificationPage = writer<Static<typeof NotificationListResponseSchema>>(NotificationListResponseSchema)
+
+/**
+ * The fields of a Project that its children make (db/project-aggregate.ts,
+ * KEPT_COLUMNS: contributors, goal, key resources, last check-in, milestones,
+ * subscription list, retrospective, task statuses), written the same whatever the
+ * project's own columns and whoever reads it: presenters/project.ts keeps them
+ * written by the text they are made from.
+ */
+export const CHILDREN_FIELDS = [
+  'champion', 'reviewer', 'contributors', 'goal', 'key_resources', 'last_check_in', 'milestones', 'next_milestone',
+  'milestones_ordering_state', 'potential_subscribers', 'subscription_list', 'retrospective', 'task_statuses'
+] as const satisfies ReadonlyArray<keyof Project>
+
+export type ChildrenField = typeof CHILDREN_FIELDS[number]
+
+/** Consecutive fields of a Project, all of them its children's or none. */
+export interface ProjectRun {
+  readonly children: boolean
+  readonly fields: ReadonlyArray<keyof Project>
+  /** The run's fields of `project` as writeProject writes them between its braces: `"a":…,"b":…`. */
+  readonly write: (project: Partial<Project>) => string
+}
+
+/**
+ * The Project's fields in the schema's order, cut into runs of its children's
+ * fields and of the others. Every field is required, so writeProject writes each
+ * one: the runs, joined by commas inside braces, are its very bytes.
+ */
+export const PROJECT_RUNS: readonly ProjectRun[] = (() => {
+  const fields = Object.keys(ProjectSchema.properties) as Array<keyof Project>
+  const required = new Set<string>(ProjectSchema.required)
+  if (fields.some((field) => !required.has(field))) throw new Error('a Project field is optional: its runs would not join into writeProject\'s bytes')
+  const children = new Set<string>(CHILDREN_FIELDS)
+  if (CHILDREN_FIELDS.some((field) => !fields.includes(field))) throw new Error('CHILDREN_FIELDS names a field the Project schema does not have')
+  const runs: Array<{ children: boolean, fields: Array<keyof Project> }> = []
+  for (const field of fields) {
+    const last = runs.at(-1)
+    if (last !== undefined && last.children === children.has(field)) last.fields.push(field)
+    else runs.push({ children: children.has(field), fields: [field] })
+  }
+  return runs.map((run) => {
+    const write = writer<Partial<Project>>({
+      type: 'object',
+      properties: Object.fromEntries(run.fields.map((field) => [field, ProjectSchema.properties[field]])),
+      required: run.fields,
+      additionalProperties: false
+    })
+    return { ...run, write: (project: Partial<Project>) => write(project).slice(1, -1) }
+  })
+})()

@@ -3,11 +3,13 @@
 // shaped as the aggregate returns it.
 import t from 'tap'
 import { Value } from 'typebox/value'
-import type { ProjectView } from '../../src/db/project-aggregate.js'
+import { KEPT_COLUMNS, PERSONAL_COLUMNS, type ProjectText, type ProjectView } from '../../src/db/project-aggregate.js'
 import fc from 'fast-check'
 import {
-  iso, nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe
+  iso, nextMilestone, permissions, privacy, projectAnswer, projectStatus, subscriberRole, toProject, toTimeframe, writeProjectAnswer
 } from '../../src/presenters/project.js'
+import { AnswerCache } from '../../src/plugins/answers.js'
+import { CHILDREN_FIELDS, PROJECT_RUNS, writeProject } from '../../src/schemas/serializer.js'
 import { ProjectSchema } from '../../src/schemas/projects.js'
 import { COMPONENTS } from '../../src/schemas/components.js'
 import { shortId } from '../../src/ids.js'
@@ -201,4 +203,92 @@ t.test('iso: PostgreSQL\'s JSON timestamps rewritten as Date#toISOString writes 
     t.equal(outcome(() => iso(text)), outcome(() => reference(text)), text)
   }
   t.pass('20000 edited forms agree with the form as a regular expression reads it')
+})
+
+/** A row's aggregate text as PostgreSQL writes it: the project's own columns, its children's (KEPT_COLUMNS), the reader's (PERSONAL_COLUMNS) last. */
+function aggregate (r: ProjectView): ProjectText {
+  const { level, ...columns } = r
+  const last = new Set<string>([...KEPT_COLUMNS, ...PERSONAL_COLUMNS])
+  const ordered: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(columns)) if (!last.has(key)) ordered[key] = value
+  for (const key of [...KEPT_COLUMNS, ...PERSONAL_COLUMNS]) ordered[key] = columns[key]
+  return { level, aggregate: JSON.stringify(ordered) }
+}
+
+const person = (n: number, title: string | null = null) => ({ id: `0b0a6a5e-8f5b-4b8e-9a53-1d1f4f0f9b${String(n).padStart(2, '0')}`, full_name: `Person "${n}" é`, email: `p${n}@acme.test`, title, avatar_url: null, type: 'human' as const })
+
+/** Rows with every child present: a goal, a check-in, a retrospective, a subscription list, statuses and resources. */
+const full = (overrides: Partial<ProjectView> = {}) => row({
+  goal: { id: UUIDS.milestone2, name: 'Grow "revenue"', status: 'active', closed_at: null, archived_at: null, inserted_at: '2026-01-01T00:00:00+00:00', updated_at: '2026-02-01T00:00:00.5+00:00', timeframe_start_type: 'day', timeframe_start_value: 'Jan 1', timeframe_start_date: '2026-01-01', timeframe_end_type: null, timeframe_end_value: null, timeframe_end_date: null },
+  last_check_in: { id: UUIDS.milestone1, status: 'caution', description: '{"type":"doc"}', inserted_at: '2026-11-20T09:00:00.25+00:00', acknowledged_at: null, author: person(1), acknowledged_by: null },
+  retrospective: { id: UUIDS.contributor, content: '{}', closed_at: '2026-11-21T00:00:00+00:00', success_status: 'achieved', author: person(2) },
+  subscription_list: { id: UUIDS.space, send_to_everyone: false, subscriptions: [{ id: UUIDS.champion, type: 'invited', canceled: false, person: person(3, 'Engineer') }] },
+  task_statuses: [{ id: UUIDS.alice, label: 'To do', color: 'gray', index: 0, value: 'pending', closed: false }],
+  key_resources: [{ id: UUIDS.carol, title: 'Spec \\ "draft"', link: 'https://x.test/a?b="c"', resource_type: 'link' }],
+  notifications: [{ id: UUIDS.project, action: 'project_renamed', read: false, read_at: null, inserted_at: '2026-11-22T00:00:00+00:00' }],
+  ...overrides
+} as Partial<ProjectView>)
+
+const writtenWhole = (r: ProjectView) => `{"project":${writeProject(toProject(r))}}`
+
+t.test('PROJECT_RUNS: the schema\'s fields once each, in order, and joined they are writeProject\'s bytes', async (t) => {
+  t.same(PROJECT_RUNS.flatMap((run) => run.fields), Object.keys(ProjectSchema.properties), 'every field, in the schema\'s order')
+  t.same(PROJECT_RUNS.filter((run) => run.children).flatMap((run) => run.fields), CHILDREN_FIELDS, 'the children\'s fields are the children runs\'')
+  t.ok(PROJECT_RUNS.every((run, i) => i === 0 || run.children !== PROJECT_RUNS[i - 1]!.children), 'runs alternate')
+  for (const [what, r] of [['a plain project', row()], ['every child present', full()], ['closed, archived, no contributors', full({ state: 'closed', success_status: 'missed', archived_at: '2026-11-25T00:00:00+00:00', contributors: [], my_role: null, level: 10 })]] as const) {
+    const project = toProject(r)
+    t.equal(`{${PROJECT_RUNS.map((run) => run.write(project)).join(',')}}`, writeProject(project), what)
+  }
+})
+
+t.test('a changed project\'s answer: its children written once, kept by their text, then taken for the next change; always the bytes written whole', async (t) => {
+  const answers = new AnswerCache(1 << 20)
+  const first = full()
+  t.equal(writeProjectAnswer(answers, aggregate(first)).toString(), writtenWhole(first), 'first change: written whole')
+  t.equal(answers.count, 1, 'its children kept')
+  t.equal(answers.partHits, 0)
+
+  // Another name, time, reader and reader's part: only the project's own fields and the reader's differ.
+  const renamed = full({ name: 'Renamed "again" 🚀', updated_at: '2026-11-26T12:00:00.987654+00:00', is_pinned: false, my_role: null, notifications: [], level: 40 })
+  const second = writeProjectAnswer(answers, aggregate(renamed)).toString()
+  t.equal(answers.partHits, 1, 'next change: children taken from memory')
+  t.equal(second, writtenWhole(renamed), 'the same bytes as written whole')
+  t.equal(JSON.parse(second).project.goal_id, toProject(renamed).goal_id, 'goal_id from the kept goal')
+  t.equal(JSON.parse(second).project.status, 'caution', 'status from the kept check-in')
+  t.equal(answers.count, 1, 'nothing more kept')
+
+  // The status decided by the project's own columns over the kept check-in.
+  const paused = full({ state: 'paused' })
+  t.equal(writeProjectAnswer(answers, aggregate(paused)).toString(), writtenWhole(paused), 'paused: its own state wins')
+  t.equal(answers.partHits, 2)
+
+  // A child changed: its text is new, so nothing kept is taken.
+  const retitled = full({ milestones: [{ ...first.milestones[0]!, title: 'Launch, moved' }, first.milestones[1]!] })
+  t.equal(writeProjectAnswer(answers, aggregate(retitled)).toString(), writtenWhole(retitled), 'a child changed: written whole')
+  t.equal(answers.partHits, 2, 'not from memory')
+  t.equal(answers.count, 2, 'the new children kept beside the old')
+
+  // A read of a changed project writes from the kept children, and keeps the whole project it writes.
+  const read = full({ name: 'Read after the change' })
+  const before = answers.count
+  t.equal(projectAnswer(answers, aggregate(read)).toString(), writtenWhole(read), 'a read: the bytes written whole')
+  t.equal(answers.partHits, 3, 'from the children a change kept')
+  t.equal(answers.count, before + 1, 'the read keeps its project')
+})
+
+t.test('a read keeps no children of its own; with nothing kept, a change is written whole every time', async (t) => {
+  const answers = new AnswerCache(1 << 20)
+  t.equal(projectAnswer(answers, aggregate(full())).toString(), writtenWhole(full()))
+  t.equal(answers.count, 1, 'only the read project')
+  const renamed = full({ name: 'After the read' })
+  t.equal(writeProjectAnswer(answers, aggregate(renamed)).toString(), writtenWhole(renamed))
+  t.equal(answers.partHits, 0, 'the change wrote its children')
+
+  const none = new AnswerCache(0)
+  for (const name of ['One', 'Two']) {
+    const r = full({ name })
+    t.equal(writeProjectAnswer(none, aggregate(r)).toString(), writtenWhole(r), `${name}: written whole`)
+  }
+  t.equal(none.count, 0, 'ANSWER_CACHE_MB=0 keeps nothing')
+  t.equal(none.partHits, 0)
 })

@@ -18,7 +18,7 @@ import { heldProjects, projectAnswer, projectPageAnswer, toProject, writeProject
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import type { Db } from '../../db/index.js'
-import { sendAnswer } from '../../plugins/answers.js'
+import { sendAnswer, type AnswerCache } from '../../plugins/answers.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 import { entityTag, ifMatchTags, ifNoneMatch, notModified, preconditionFailed } from './conditional.js'
@@ -38,7 +38,7 @@ const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is u
 
 interface Update { rawId: string, field: ProjectField, value: string, ifMatch: string[] | null }
 
-async function update (db: Db, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<FastifyReply> {
+async function update (db: Db, answers: AnswerCache, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<FastifyReply> {
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
   // One statement: the token's check, the checks (If-Match last), the write, the
@@ -59,10 +59,7 @@ async function update (db: Db, caller: Caller, reply: FastifyReply, { rawId, fie
     throw preconditionFailed(tag)
   }
   reply.header('etag', entityTag(result.project.etag))
-  // Written as the reads write it, but not kept: a change's answer is read again
-  // only if nothing changes the project meanwhile, and kept it would push out
-  // answers that are read again.
-  return sendAnswer(reply, writeProjectAnswer(result.project))
+  return sendAnswer(reply, writeProjectAnswer(answers, result.project))
 }
 
 const projects: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -87,7 +84,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const name = normalizeName(request.body.name)
     const ifMatch = ifMatchTags(request.headers['if-match'])
-    return update(fastify.db, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
+    return update(fastify.db, fastify.answers, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
   })
 
   fastify.post('/update_description', {
@@ -110,7 +107,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const description = checkDescription(request.body.description)
     const ifMatch = ifMatchTags(request.headers['if-match'])
-    return update(fastify.db, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
+    return update(fastify.db, fastify.answers, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
   })
 
   fastify.get('/get', {

@@ -135,6 +135,45 @@ t.test('a mutation\'s answer is Fastify\'s bytes, and the next read\'s', async (
   }
 })
 
+t.test('a change takes its project\'s children from those the change before it wrote: Fastify\'s bytes, for every project and editor', async (t) => {
+  let changes = 0
+  for (const [name, project] of Object.entries(demo.projects)) {
+    const id = shortId(project.id)
+    for (const [person, token] of Object.entries(demo.tokens)) {
+      for (const round of [1, 2]) {
+        const parts = app.answers.partHits
+        const renamed = await client(app, token.write).updateName({ project_id: id, name: `${name} (${person}, ${round})` })
+        if (renamed.statusCode !== 200) continue
+        changes++
+        t.equal(renamed.body, await reference(person, id), `${person} renaming ${name}, ${round}: Fastify's bytes`)
+        if (round === 2) t.equal(app.answers.partHits, parts + 1, `${person} renaming ${name} again: its children from memory`)
+      }
+    }
+  }
+  t.ok(changes >= 10, `${changes} changes`)
+
+  // A child changes outside the app: the next change writes it, and keeps it for the one after.
+  const api = client(app, erin)
+  await api.updateName({ project_id: websiteId, name: 'Before the milestone' })
+  await sql`UPDATE project_milestones SET title = 'Moved "launch"' WHERE project_id = ${website.id}::uuid AND id = (SELECT min(id::text)::uuid FROM project_milestones WHERE project_id = ${website.id}::uuid)`.execute(db)
+  const parts = app.answers.partHits
+  const after = await api.updateName({ project_id: websiteId, name: 'After the milestone' })
+  t.equal(app.answers.partHits, parts, 'new children: written, not taken')
+  t.match(after.body, /Moved \\"launch\\"/, 'the new title')
+  t.equal(after.body, await reference('erin@acme.test', websiteId), 'Fastify\'s bytes')
+  const again = await api.updateName({ project_id: websiteId, name: 'Again after the milestone' })
+  t.equal(app.answers.partHits, parts + 1, 'then taken')
+  t.equal(again.body, await reference('erin@acme.test', websiteId), 'Fastify\'s bytes')
+
+  // A description that mentions someone new subscribes them: its answer's children are new too.
+  const frank = people.find((p) => p.email !== 'erin@acme.test')!
+  const described = await api.updateDescription({ project_id: websiteId, description: JSON.stringify({ type: 'doc', content: [{ type: 'mention', attrs: { id: shortId(frank.id), label: 'x' } }] }) })
+  t.equal(described.statusCode, 200)
+  t.equal(described.body, await reference('erin@acme.test', websiteId), 'a description change: Fastify\'s bytes')
+  const { written } = await both(erin, (api) => api.get(websiteId))
+  t.equal(written.body, described.body, 'the read after it, written without kept answers, is the same')
+})
+
 t.test('a change made outside the app is seen at once', async (t) => {
   const api = client(app, erin)
   const before = await api.get(websiteId)
