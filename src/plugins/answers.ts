@@ -93,13 +93,19 @@ export class AnswerCache {
     return value
   }
 
-  /** What `key` holds, made recent like a hit, but not counted among the answers' hits and misses: a part of an answer (presenters/project.ts, KeptChildren). */
-  part<T extends Kept> (key: string): T | undefined {
+  /**
+   * What `key` holds when it is a part of an answer (presenters/project.ts,
+   * KeptChildren), counted among partHits, not among the answers' hits and misses;
+   * made recent, like a hit, only when `recent` says so.
+   */
+  part<T extends Kept> (key: string, recent: boolean): T | undefined {
     const value = this.entries.get(key) as T | undefined
     if (value === undefined) return undefined
     this.partHits++
-    this.entries.delete(key)
-    this.entries.set(key, value)
+    if (recent) {
+      this.entries.delete(key)
+      this.entries.set(key, value)
+    }
     return value
   }
 

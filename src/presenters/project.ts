@@ -9,7 +9,7 @@ import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
 import { cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
 import { answerKey, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
-import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
+import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeProject, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
 
@@ -316,8 +316,15 @@ export class KeptChildren {
   ) {}
 
   static of (children: ChildrenPart): KeptChildren {
-    const runs = CHILDREN_RUNS.map((run) => Buffer.from(run.write(children)))
-    return new KeptChildren(runs, childrenFacts(children), runs.reduce((sum, run) => sum + run.length, 0))
+    const written = CHILDREN_RUNS.map((run) => run.write(children))
+    // One buffer of their own, each run a view of it: a small buffer from Node's
+    // shared pool would hold on to a whole slab of it for as long as it is kept.
+    const text = written.join('')
+    const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text))
+    bytes.write(text)
+    let at = 0
+    const runs = written.map((run) => bytes.subarray(at, at += Buffer.byteLength(run)))
+    return new KeptChildren(runs, childrenFacts(children), bytes.length)
   }
 
   /** The project written, `{…}`, with its other fields. */
@@ -343,22 +350,32 @@ const CHILDREN_RUNS = PROJECT_RUNS.filter((run) => run.children)
 
 const childrenKey = (text: string) => answerKey('children', text)
 
+/** A project as its schema writes it, between `open` and `close`, all of it written now. */
+function wholeProject (read: ProjectText, seen?: PeopleSeen, open = '', close = ''): Buffer {
+  return Buffer.from(open + writeProject(toProject(parseProject(read), seen)) + close)
+}
+
 /**
- * A project as its schema writes it, between `open` and `close`: its children's
- * fields from those kept for their text when they are (KeptChildren), else all of
- * it written now, its children's fields kept when `keep` says so. `seen` is shared
- * by the projects of one answer.
+ * A project as its schema writes it, between `open` and `close`, its children's
+ * fields from those kept for their text when they are (KeptChildren). A change
+ * makes them recent, or writes and keeps them. A read only takes them when they
+ * are there, else writes the whole project: the whole project it keeps holds them,
+ * and kept or made recent by reads they would push out the whole projects that
+ * reads take. `seen` is shared by the projects of one answer.
  */
-function writtenProject (answers: AnswerCache, read: ProjectText, options: { keep: boolean, seen?: PeopleSeen, open?: string, close?: string }): Buffer {
-  const cut = cutChildren(read)
-  const key = cut === null ? undefined : childrenKey(cut.children)
-  const kept = key === undefined ? undefined : answers.part<KeptChildren>(key)
-  if (kept !== undefined) return kept.project(ownPart(cut!.rest(), kept.facts), options.open, options.close)
+function writtenProject (answers: AnswerCache, read: ProjectText, options: { change: boolean, seen?: PeopleSeen, open?: string, close?: string }): Buffer {
+  const { change, seen, open, close } = options
+  // With nothing kept (ANSWER_CACHE_MB=0), no digest.
+  const cut = answers.maxBytes === 0 ? null : cutChildren(read)
+  if (cut === null) return wholeProject(read, seen, open, close)
+  const key = childrenKey(cut.children)
+  const kept = answers.part<KeptChildren>(key, change)
+  if (kept !== undefined) return kept.project(ownPart(cut.rest(), kept.facts), open, close)
+  if (!change) return wholeProject(read, seen, open, close)
   const row = parseProject(read)
-  const children = childrenPart(row, options.seen)
-  const written = KeptChildren.of(children)
-  if (key !== undefined && options.keep) answers.set(key, written)
-  return written.project(ownPart(row, written.facts), options.open, options.close)
+  const written = KeptChildren.of(childrenPart(row, seen))
+  answers.set(key, written)
+  return written.project(ownPart(row, written.facts), open, close)
 }
 
 /**
@@ -370,7 +387,7 @@ function writtenProject (answers: AnswerCache, read: ProjectText, options: { kee
  * push out answers that are read again.
  */
 export function writeProjectAnswer (answers: AnswerCache, read: ProjectText): Buffer {
-  return writtenProject(answers, read, { keep: true, open: ANSWER_OPEN, close: ANSWER_CLOSE })
+  return writtenProject(answers, read, { change: true, open: ANSWER_OPEN, close: ANSWER_CLOSE })
 }
 
 // Where a written project holds its reader's own fields: is_pinned's value, and
@@ -447,9 +464,9 @@ function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSee
   const key = cut === null ? undefined : answerKey('project', cut.shared)
   const kept = key === undefined ? undefined : answers.get<KeptProject>(key)
   if (kept !== undefined) return { parts: kept.for(cut!.reader()), kept }
-  // The whole project is kept (below), which holds its children's bytes: they are
-  // read from those kept by a change, but not kept a second time.
-  const bytes = writtenProject(answers, read, { keep: false, seen })
+  // Its children's fields are taken from those a change kept, when there: the whole
+  // project kept below holds them, so they are not kept (or made recent) again.
+  const bytes = writtenProject(answers, read, { change: false, seen })
   const keeping = key === undefined ? undefined : KeptProject.of(bytes)
   if (keeping !== undefined) answers.set(key!, keeping)
   return { parts: [bytes], kept: keeping }

@@ -24,6 +24,20 @@ t.test('keeps answers within its bound, dropping the least recently used first',
   t.equal(cache.misses, 3)
 })
 
+t.test('a part of an answer: counted apart, and made recent only when asked', async (t) => {
+  for (const recent of [true, false]) {
+    const cache = new AnswerCache(1600)
+    for (const key of ['a', 'b']) cache.set(key, bytes(100, key))
+    t.same(cache.part('a', recent), bytes(100, 'a'), 'the part comes back whole')
+    t.equal(cache.part('z', recent), undefined, 'none under another key')
+    t.same([cache.partHits, cache.hits, cache.misses], [1, 0, 0], 'counted among the parts, not the answers')
+    // Filled past the bound by one: the least recently used goes.
+    for (let i = 0; i < 15; i++) cache.set(`n${i}`, bytes(100))
+    t.equal(cache.peek('a') === undefined, !recent, recent ? 'made recent: a stayed' : 'not made recent: a went first')
+    t.equal(cache.peek('b') === undefined, recent, recent ? 'b went first' : 'b stayed')
+  }
+})
+
 t.test('an answer kept again under its key replaces the old one and is counted once', async (t) => {
   const cache = new AnswerCache(1600)
   cache.set('a', bytes(100))
