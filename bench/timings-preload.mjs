@@ -16,7 +16,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 
 const file = process.env.BENCH_TIMINGS_FILE
-if (file === undefined) throw new Error('bench/timings.mjs needs BENCH_TIMINGS_FILE')
+if (file === undefined) throw new Error('bench/timings-preload.mjs needs BENCH_TIMINGS_FILE')
 
 /** pg as the server loads it: from its working directory, the repository. */
 const pg = createRequire(path.join(process.cwd(), 'package.json'))('pg')

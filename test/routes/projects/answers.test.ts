@@ -165,10 +165,18 @@ t.test('a change takes its project\'s children from those the change before it w
   t.equal(app.answers.partHits, parts + 1, 'then taken')
   t.equal(again.body, await reference('erin@acme.test', websiteId), 'Fastify\'s bytes')
 
-  // A description that mentions someone new subscribes them: its answer's children are new too.
-  const frank = people.find((p) => p.email !== 'erin@acme.test')!
-  const described = await api.updateDescription({ project_id: websiteId, description: JSON.stringify({ type: 'doc', content: [{ type: 'mention', attrs: { id: shortId(frank.id), label: 'x' } }] }) })
+  // A description that mentions someone of the company not yet subscribed (everyone
+  // of the demo's is: a newcomer joins) subscribes them in its statement: its
+  // answer's children are new, so written, not taken.
+  const newcomer = await db.insertInto('people')
+    .values({ company_id: (await db.selectFrom('projects').where('id', '=', website.id).select('company_id').executeTakeFirstOrThrow()).company_id, full_name: 'Nia Newcomer', email: 'nia.newcomer@acme.test' })
+    .returning('id').executeTakeFirstOrThrow()
+  const beforeMention = app.answers.partHits
+  const described = await api.updateDescription({ project_id: websiteId, description: JSON.stringify({ type: 'doc', content: [{ type: 'mention', attrs: { id: shortId(newcomer.id), label: 'x' } }] }) })
   t.equal(described.statusCode, 200)
+  t.equal(app.answers.partHits, beforeMention, 'new children: written, not taken')
+  t.ok((described.json().project.subscription_list.subscriptions as Array<{ type: string, person: { id: string } }>)
+    .some((s) => s.type === 'mentioned' && s.person.id === shortId(newcomer.id)), 'the person mentioned is subscribed in the answer')
   t.equal(described.body, await reference('erin@acme.test', websiteId), 'a description change: Fastify\'s bytes')
   const { written } = await both(erin, (api) => api.get(websiteId))
   t.equal(written.body, described.body, 'the read after it, written without kept answers, is the same')
