@@ -50,13 +50,14 @@ class RowCounter implements KyselyPlugin {
 }
 
 /**
- * Sends one request of each operation on its target through the app with `inject`
- * and returns the statements each one sent. A read is first sent for its target
+ * Sends one request of each of `operations` (every operation unless told) on its
+ * target through the app with `inject` and returns the statements each one sent. A read is first sent for its target
  * and for each of `warmUp`'s: the server then holds what it holds under load, and
  * a page of projects/list is asked for with the versions of what recent pages
  * showed (db/project-list.ts, `known`), every company's first page, as in a run.
  */
-export async function captureStatements (url: string, targets: Record<OperationName, Target>, warmUp: Partial<Record<OperationName, readonly Target[]>> = {}): Promise<Record<OperationName, Capture>> {
+export async function captureStatements<O extends OperationName = OperationName> (url: string, targets: Record<O, Target>, warmUp: Partial<Record<O, readonly Target[]>> = {},
+  operations: readonly O[] = OPERATIONS as readonly O[]): Promise<Record<O, Capture>> {
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '2' })
   const events: LogEvent[] = []
   const named = new Set<string>()
@@ -81,14 +82,14 @@ export async function captureStatements (url: string, targets: Record<OperationN
   try {
     await server.register(app, { db: db.withPlugin(counter), config })
     await server.ready()
-    const captures = {} as Record<OperationName, Capture>
+    const captures = {} as Record<O, Capture>
     const counting = db
     // Counted outside the captured window, with nothing else writing meanwhile.
     const notifications = async () => {
       const { rows: [row] } = await counting.executeQuery<{ n: string }>(CompiledQuery.raw('SELECT count(*) AS n FROM notifications'))
       return Number(row!.n)
     }
-    for (const operation of OPERATIONS) {
+    for (const operation of operations) {
       // A revision no run draws (runs draw from 1 up), so the mutation really changes the
       // row; one per operation, so a rename after a rename of the same project does too.
       const revision = -OPERATIONS.indexOf(operation)

@@ -934,8 +934,10 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     'pgbench runs `-n -M <the server\'s protocol> -r -l -c <connections> -j 2 -T <duration>` (`-l`: a log of every transaction, for its latencies); each transaction first reads its random target from ' +
       '`bench_targets` (one primary-key lookup that the server does not make), then sends the captured statements. A read is ' +
       'captured after the same read of other targets: projects/list after every company\'s first page, so that its statement ' +
-      'carries the versions of the projects the server holds, as under load (README, "Answers already written"), and the ' +
-      'database sends the shared parts of none of them, for the server as for pgbench.',
+      'carries the versions of the projects the server holds, as under load (README, "Answers already written"). The runs ' +
+      'before a read change the projects of pgbench\'s copy, so each read is captured again from the copy right before pgbench ' +
+      'replays it: projects/list\'s statement then carries the copy\'s versions, and the database sends the shared parts of ' +
+      'none of the page\'s projects, for the server as for pgbench.',
     '',
     statementsSection(figures, settings),
     ''

@@ -317,6 +317,7 @@ async function main (): Promise<void> {
     const pgbenchOptions = (clients: number, protocol: Protocol): PgbenchOptions => ({ binary: options.pgbench, url: replayUrl, clients, threads: 2, protocol })
     const pgbenchAvailable = spawnSync(options.pgbench, ['--version']).status === 0
     let first: (operation: OperationName) => Target
+    let captureWarmUp: Partial<Record<OperationName, readonly Target[]>>
     try {
       await migrateToLatest(db)
       step(`seeding ${size.projects} + ${size.largeProjects} large + ${size.notifiedProjects} notified projects, ${size.readers} readers`)
@@ -326,11 +327,11 @@ async function main (): Promise<void> {
       const sets: Record<TargetSet, Target[]> = dataset
       first = (operation) => sets[TARGET_SETS[operation]][0]!
 
+      // Normal projects go round the companies: their first champions are one of each,
+      // whose first pages the server holds under load.
+      captureWarmUp = { list_projects: sets[TARGET_SETS.list_projects].slice(0, size.companies) }
       step('capturing the SQL of one request of each operation')
-      captures = await captureStatements(benchUrl, Object.fromEntries(OPERATIONS.map((op) => [op, first(op)])) as Record<OperationName, Target>,
-        // Normal projects go round the companies: their first champions are one of each,
-        // whose first pages the server holds under load.
-        { list_projects: sets[TARGET_SETS.list_projects].slice(0, size.companies) })
+      captures = await captureStatements(benchUrl, Object.fromEntries(OPERATIONS.map((op) => [op, first(op)])) as Record<OperationName, Target>, captureWarmUp)
       for (const operation of OPERATIONS) {
         const statements = captures[operation].statements
         const targets = sets[TARGET_SETS[operation]].length
@@ -428,7 +429,21 @@ async function main (): Promise<void> {
     // connections, where pgbench at 50 clients runs 50 backends on the machine's cores.
     const pgbench = new Map<string, PgbenchResult>()
     const pgbenchClients = options.connections.includes(options.poolSize) ? options.connections : [...options.connections, options.poolSize]
+    // A read's statement carries what the server holds: projects/list's, the versions
+    // of the projects whose shared parts the database need not send. The runs before
+    // it change the copy's projects (and which are on each first page), so a read is
+    // captured again from the copy right before pgbench replays it: its statement then
+    // carries the versions the copy has, as the server's carry the ones it holds under
+    // load. Captured once at the start, pgbench built every page whole.
+    const recapture = async (operation: OperationName) => {
+      if (ACTIVITIES[operation] !== 0) return
+      const fresh = await captureStatements(replayUrl, { [operation]: first(operation) } as Record<OperationName, Target>, captureWarmUp, [operation])
+      captures[operation] = fresh[operation]
+      scripts[operation] = pgbenchScript(operation, captures[operation], first(operation), (dataset as Record<TargetSet, Target[]>)[TARGET_SETS[operation]].length)
+      files[operation] = await writeScript(tmp, operation, scripts[operation])
+    }
     const replay = async (operation: OperationName) => {
+      await recapture(operation)
       for (const clients of pgbenchClients) {
         step(`pgbench: ${LABELS[operation]} at ${clients} clients${clients === options.poolSize ? ' (DB_POOL_SIZE)' : ''} for ${options.duration} s`)
         try {
@@ -622,6 +637,7 @@ async function main (): Promise<void> {
         const protocol: Protocol = scripts[operation].protocol === 'prepared' ? 'extended' : 'prepared'
         step(`pgbench -M ${protocol}: ${LABELS[operation]} at ${SIZE_CONNECTIONS} clients for ${options.duration} s`)
         try {
+          await recapture(operation)
           if (PER_CONNECTION.has(operation)) await refreshTags(replayUrl, dataset.normal)
           const result = await runPgbench(pgbenchOptions(SIZE_CONNECTIONS, protocol), files[operation], options.duration)
           otherProtocol.set(operation, result)
