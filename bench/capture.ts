@@ -51,10 +51,11 @@ class RowCounter implements KyselyPlugin {
 
 /**
  * Sends one request of each of `operations` (every operation unless told) on its
- * target through the app with `inject` and returns the statements each one sent. A read is first sent for its target
- * and for each of `warmUp`'s: the server then holds what it holds under load, and
- * a page of projects/list is asked for with the versions of what recent pages
- * showed (db/project-list.ts, `known`), every company's first page, as in a run.
+ * target through the app with `inject` and returns the statements each one sent.
+ * A read is first sent for its target and for each of `warmUp`'s: the server then
+ * holds what it holds under load, and a page of projects/list is asked for with
+ * the versions of what recent pages showed (db/project-list.ts, `known`), every
+ * company's first page, as in a run.
  */
 export async function captureStatements<O extends OperationName = OperationName> (url: string, targets: Record<O, Target>, warmUp: Partial<Record<O, readonly Target[]>> = {},
   operations: readonly O[] = OPERATIONS as readonly O[]): Promise<Record<O, Capture>> {

@@ -2,7 +2,8 @@
 // database (PGlite), captures the SQL the server sends for each operation, then takes
 // each operation in turn: drives the production build on PostgreSQL with autocannon,
 // replays the captured SQL with pgbench for PostgreSQL's own ceiling (in a copy of the
-// database), and drives the build on the embedded database. It then runs the main
+// database; a read captured again from the copy right before), and drives the build on
+// the embedded database. It then runs the main
 // operations again with PostgreSQL behind a delaying proxy (bench/proxy.ts), renames projects
 // beside a Redmine when one is given (bench/redmine.ts), profiles the server
 // (bench/profile.ts), times each request's parts by the server's own clock
