@@ -71,7 +71,17 @@ t.test('a failure as the job engine marks a job done does not take the process d
   t.ok(await waitForDeliveries(db, hook.id, ([row]) => row?.status === 'delivered'), 'delivered and recorded')
   t.ok(await waitFor(() => lines.some((l) => l.msg === 'webhook job engine error'), 10_000), 'the failure to complete the job is logged')
   t.match(await deliveryJobs(db), [{ state: 'active' }], 'the job is still active')
-  await sql`DROP TRIGGER refuse_completion ON pgboss.job`.execute(db)
+  // The workers keep locking the job table's partitions meanwhile, and the DROP locks
+  // the table then each partition: PostgreSQL may find the two deadlocked and abort
+  // the DROP (40P01), which is then tried again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`DROP TRIGGER refuse_completion ON pgboss.job`.execute(db)
+      break
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== '40P01' || attempt === 5) throw error
+    }
+  }
 
   t.ok(await waitFor(async () => (await deliveryJobs(db))[0]?.state === 'completed', 30_000), 'expired, run again, and completed')
   t.ok(lines.some((l) => l.msg === 'webhook delivery: nothing to do for this job' && l.attempt === 1), 'the second run found its attempt made')
