@@ -33,7 +33,7 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 # 3. The runtime: node, node_modules and dist/, owned by root, run as `node`.
 FROM node:${NODE_VERSION}-bookworm-slim
-# MALLOC_ARENA_MAX as `npm run start:prod` sets it (README, "Memory").
+# MALLOC_ARENA_MAX as `npm run start:prod` sets it (README, "Memory and garbage collection").
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
@@ -53,7 +53,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
 # SIGTERM (docker stop) starts a graceful shutdown: requests in flight finish,
 # then the pool closes and the process exits 0 (within SHUTDOWN_TIMEOUT_MS).
 STOPSIGNAL SIGTERM
-# The same V8 flags as `npm run start:prod` (README, "Memory"): a young generation of
+# The same V8 flags as `npm run start:prod` (README, "Memory and garbage collection"): a young generation of
 # 8 MB semi-spaces (16 by default) and a full collection once the heap has grown by
 # half of what survived the last one (up to 4 times by default), collected on the
 # main thread alone (no helper threads competing with the database for a small

@@ -444,7 +444,12 @@ async function main (): Promise<void> {
       files[operation] = await writeScript(tmp, operation, scripts[operation])
     }
     const replay = async (operation: OperationName) => {
-      await recapture(operation)
+      try {
+        await recapture(operation)
+      } catch (error) {
+        step(`pgbench: ${LABELS[operation]} not replayed: ${(error as Error).message}`)
+        return
+      }
       for (const clients of pgbenchClients) {
         step(`pgbench: ${LABELS[operation]} at ${clients} clients${clients === options.poolSize ? ' (DB_POOL_SIZE)' : ''} for ${options.duration} s`)
         try {
