@@ -7,10 +7,11 @@
 // node-postgres's Client#query, so pgbench can use the same protocol.
 import Fastify from 'fastify'
 import pg from 'pg'
-import { CompiledQuery, type KyselyPlugin, type LogEvent, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
+import { CompiledQuery, sql, type KyselyPlugin, type LogEvent, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely'
 import app, { appOptions } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions } from '../src/db/index.js'
+import { sharedVersion } from '../src/db/project-aggregate.js'
 import { ACTIVITIES, OPERATIONS, PER_CONNECTION, httpRequest, type OperationName, type Target } from './operations.js'
 
 export interface CapturedStatement {
@@ -32,6 +33,11 @@ export interface Capture {
   notified: number
   /** The If-Match tag a conditional request carried (its target's current tag, unquoted). */
   ifMatch?: string
+  /**
+   * A read's: the version its target's project was at (db/project-aggregate.ts,
+   * sharedVersion), as a server that read it before tells projects/get's statement.
+   */
+  known?: string[]
 }
 
 /** Counts result rows per query id; it changes neither the query nor the result. */
@@ -90,6 +96,10 @@ export async function captureStatements<O extends OperationName = OperationName>
       const { rows: [row] } = await counting.executeQuery<{ n: string }>(CompiledQuery.raw('SELECT count(*) AS n FROM notifications'))
       return Number(row!.n)
     }
+    const version = async (projectId: string) => {
+      const { rows: [row] } = await sql<{ version: string }>`SELECT ${sharedVersion(sql`p.xmin`)} AS version FROM projects p WHERE p.id = ${projectId}`.execute(counting)
+      return row!.version
+    }
     for (const operation of operations) {
       // A revision no run draws (runs draw from 1 up), so the mutation really changes the
       // row; one per operation, so a rename after a rename of the same project does too.
@@ -132,7 +142,8 @@ export async function captureStatements<O extends OperationName = OperationName>
           named: named.has(e.query.sql)
         }
       })
-      captures[operation] = { revision, statements, notified: (await notifications()) - before, ...(etag === undefined ? {} : { ifMatch: etag.replace(/^"|"$/g, '') }) }
+      const known = ACTIVITIES[operation] === 0 ? { known: [await version(targets[operation].projectId)] } : {}
+      captures[operation] = { revision, statements, notified: (await notifications()) - before, ...(etag === undefined ? {} : { ifMatch: etag.replace(/^"|"$/g, '') }), ...known }
     }
     return captures
   } finally {

@@ -19,10 +19,15 @@ import { NAME_PREFIX, PER_CONNECTION, REVISION_MARKER, TARGET_SETS, newDescripti
 
 const run = promisify(execFile)
 
-/** The values a request varies, by the pgbench variable that carries each; bench_targets has the first six as columns. */
-export function variableValues (target: Target, revision: number, ifMatch?: string): Record<string, unknown> {
+/**
+ * The values a request varies, by the pgbench variable that carries each;
+ * bench_targets has the first six and `known` as columns (`known`, the version a
+ * read's project was at when captured, is written there anew before each replay).
+ */
+export function variableValues (target: Target, revision: number, ifMatch?: string, known?: string[]): Record<string, unknown> {
   return {
     ...(ifMatch === undefined ? {} : { if_match: [ifMatch] }),
+    ...(known === undefined ? {} : { known }),
     project_id: target.projectId,
     public_id: target.publicId,
     person_id: target.personId,
@@ -150,12 +155,12 @@ const VARIABLE_NAME = /^[A-Za-z0-9_]+$/
  * the replay returns none: a wrong digest or id cannot go unnoticed.
  */
 export function pgbenchScript (operation: OperationName, capture: Capture, target: Target, targets: number, verify = false): Script {
-  const values = variableValues(target, capture.revision, capture.ifMatch)
+  const values = variableValues(target, capture.revision, capture.ifMatch, capture.known)
   const conditional = PER_CONNECTION.has(operation)
   const rewritten = capture.statements.map((s) => rewrite(s, values))
   const used = new Set(rewritten.flatMap((r) => [...r.variables]))
   const columns: string[] = []
-  for (const name of ['project_id', 'public_id', 'person_id', 'token_id', 'digest', 'mentions']) {
+  for (const name of ['project_id', 'public_id', 'person_id', 'token_id', 'digest', 'mentions', 'known']) {
     if (used.has(name)) columns.push(`t.${name}`)
   }
   if (used.has('new_name')) columns.push(`${quote(NAME_PREFIX)} || :r::text AS new_name`)

@@ -50,7 +50,7 @@ import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
 import { profileRuns, type ProfiledRun, type Window } from './profile.js'
 import { readTimings, TIMINGS_FILE_VARIABLE, TIMINGS_PRELOAD } from './timings.js'
-import { DEFAULT_SIZE, seedDataset, writeBenchTargets, type Dataset, type DatasetSize } from './seed.js'
+import { DEFAULT_SIZE, seedDataset, writeBenchTargets, writeBenchVersions, type Dataset, type DatasetSize } from './seed.js'
 import { checkRedmine, redmineOptions, redmineProcesses, redmineProjectIds, redmineRename, redmineStatements, type RedmineFigures, type RedmineRun } from './redmine.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 import { FLAGS, positive } from './options.js'
@@ -214,6 +214,16 @@ async function refreshTags (url: string, targets: readonly Target[]): Promise<vo
   }
 }
 
+/** bench_targets' versions anew, for a read's pgbench run: the runs before changed the projects. */
+async function refreshVersions (url: string): Promise<void> {
+  const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url, DB_POOL_SIZE: '1', DB_STATEMENT_TIMEOUT_MS: '10000' })))
+  try {
+    await writeBenchVersions(db)
+  } finally {
+    await db.destroy()
+  }
+}
+
 async function count (db: Db, table: string): Promise<number> {
   const result = await db.executeQuery<{ n: string }>(CompiledQuery.raw(`SELECT count(*) AS n FROM ${table}`))
   return Number(result.rows[0]!.n)
@@ -356,6 +366,7 @@ async function main (): Promise<void> {
       try {
         const sets: Record<TargetSet, Target[]> = dataset
         await writeBenchTags(replayDb, 'normal', dataset.normal)
+        await writeBenchVersions(replayDb)
         for (const operation of OPERATIONS) {
           const check = pgbenchScript(operation, captures[operation], first(operation), sets[TARGET_SETS[operation]].length, true)
           const file = await writeScript(tmp, `${operation}-verify`, check)
@@ -438,6 +449,7 @@ async function main (): Promise<void> {
     // load. Captured once at the start, pgbench built every page whole.
     const recapture = async (operation: OperationName) => {
       if (ACTIVITIES[operation] !== 0) return
+      await refreshVersions(replayUrl)
       const fresh = await captureStatements(replayUrl, { [operation]: first(operation) } as Record<OperationName, Target>, captureWarmUp, [operation])
       captures[operation] = fresh[operation]
       scripts[operation] = pgbenchScript(operation, captures[operation], first(operation), (dataset as Record<TargetSet, Target[]>)[TARGET_SETS[operation]].length)

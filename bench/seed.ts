@@ -4,8 +4,9 @@
 // set-based INSERT ... SELECT over generate_series so it takes seconds on PostgreSQL
 // and on PGlite alike. Row ids are md5 of a name and an ordinal, so every
 // relationship is plain arithmetic and no row has to be read back to link another.
-import { CompiledQuery, type Transaction } from 'kysely'
+import { CompiledQuery, sql, type Transaction } from 'kysely'
 import type { Db } from '../src/db/index.js'
+import { sharedVersion } from '../src/db/project-aggregate.js'
 import type { Database } from '../src/db/types.js'
 import { createToken, tokenDigest } from '../src/db/tokens.js'
 import { shortId } from '../src/ids.js'
@@ -367,7 +368,7 @@ export async function writeBenchTargets (db: Db, sets: Record<TargetSet, readonl
     `CREATE TABLE bench_targets (
        kind text NOT NULL, n int NOT NULL, project_id uuid NOT NULL, public_id text NOT NULL,
        person_id uuid NOT NULL, token_id uuid NOT NULL, digest bytea NOT NULL,
-       mentions uuid[] NOT NULL, description text NOT NULL, PRIMARY KEY (kind, n))`))
+       mentions uuid[] NOT NULL, description text NOT NULL, known text[], PRIMARY KEY (kind, n))`))
   for (const [kind, targets] of Object.entries(sets)) {
     for (let start = 0; start < targets.length; start += 1000) {
       const batch = targets.slice(start, start + 1000)
@@ -382,4 +383,14 @@ export async function writeBenchTargets (db: Db, sets: Record<TargetSet, readonl
     }
   }
   await db.executeQuery(CompiledQuery.raw('ANALYZE bench_targets'))
+}
+
+/**
+ * bench_targets' `known`: the version each target's project is at now
+ * (db/project-aggregate.ts, sharedVersion), the one a server that read it before
+ * holds written and tells projects/get's statement of. Before each replay of a
+ * read: the runs before it changed the projects.
+ */
+export async function writeBenchVersions (db: Db): Promise<void> {
+  await sql`UPDATE bench_targets t SET known = ARRAY[(SELECT ${sharedVersion(sql`p.xmin`)} FROM projects p WHERE p.id = t.project_id)]`.execute(db)
 }

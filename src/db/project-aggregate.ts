@@ -42,6 +42,21 @@ const TIMEFRAME_COLUMNS = [
  */
 export const isOutdated = sql<boolean>`p.state = 'active' AND p.next_check_in_scheduled_at < now() - interval '3 days'`
 
+/**
+ * What the part of a project's aggregate that every reader shares (all but
+ * PERSONAL_COLUMNS) is made from, as text: the project's id, the versions of its
+ * row and of its kept children (xmin, the transaction that wrote each; every
+ * change writes a new one) and whether the clock makes it outdated, the one
+ * input that is not a column. The same version is the same shared text, so a
+ * server that holds the project written at it needs only the reader's part.
+ * `p` is a projects row, `rowXmin` its xmin.
+ */
+export function sharedVersion (rowXmin: RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`p.id::text || ' ' || ${rowXmin}::text || ' ' ||
+  (SELECT kc.xmin::text FROM project_children kc WHERE kc.project_id = p.id) ||
+  CASE WHEN ${isOutdated} THEN ' outdated' ELSE '' END`
+}
+
 /** A project row, read by the aggregate from the table or from a CTE of the same shape. */
 type ProjectRow = Selectable<ProjectsTable>
 
@@ -251,17 +266,24 @@ export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof proj
 // may see the project, fenced so that the answer and its tag share one computation.
 // One row whenever the caller is valid: the aggregate is null when there is no
 // project they can see.
-const FIND_PROJECT = prepareForCaller('read', { projectId: value<string>() }, (withCaller, { projectId }, db) => withCaller
+// A project at a version the server says it holds (`known`, sharedVersion) comes
+// back as its reader's part only, as on a page of projects/list; its tag is the
+// whole row's all the same.
+const FIND_PROJECT = prepareForCaller('read', { projectId: value<string>(), known: value<string[]>() }, (withCaller, { projectId, known }, db) => withCaller
   .selectFrom('caller')
   .innerJoin('people as me', 'me.id', 'caller.person_id')
   .leftJoinLateral((eb) => eb.selectFrom('projects as p')
     .where('p.id', '=', projectId)
-    .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
+    .select((eb) => [accessLevel(eb.table('p'), eb.table('me')).as('level'), sharedVersion(sql`p.xmin`).as('version')])
     .as('acc'), (join) => join.onTrue())
   .leftJoinLateral(fenced(projectAggregate(db, PROJECTS, sql<string>`me.id`)
     .where('p.id', '=', projectId)
     .where(sql<boolean>`acc.level >= ${sql.lit(ACCESS.view)}`)).as('project'), (join) => join.onTrue())
-  .select((eb) => ['acc.level', projectTag('project', eb.ref('acc.level')).as('etag'), aggregateText('project').as('aggregate')]))
+  .select((eb) => {
+    const kept = sql<boolean>`coalesce(acc.version = ANY(${known}::text[]), false)`
+    return ['acc.level', 'acc.version', kept.as('kept'), projectTag('project', eb.ref('acc.level')).as('etag'),
+      projectText('project', kept).as('aggregate')]
+  }))
 
 /**
  * A row's columns as its JSON text has them: timestamps as PostgreSQL writes them
@@ -282,12 +304,42 @@ export interface ProjectText {
   aggregate: string
 }
 
+/** A read project that may have come back as its reader's part alone. */
+export interface VersionedProject extends ProjectText {
+  /** What its shared part is made from (sharedVersion); null when the statement could not tell. */
+  version: string | null
+  /** Whether it was at a version the server said it holds: then `aggregate` is the reader's part alone. */
+  kept: boolean
+}
+
+/** A project as projects/get reads it, with its entity tag. */
+export interface FoundProject extends VersionedProject {
+  etag: string
+}
+
 /**
  * The whole FROM item `row` (an aggregate) as JSON text: the driver leaves text
  * unparsed, so a read whose answer is already written never parses it.
  */
 export function aggregateText (row: string): RawBuilder<string | null> {
   return sql<string | null>`to_json(${sql.table(row)})::text`
+}
+
+/** The reader's part of the aggregate `row` (PERSONAL_COLUMNS) as JSON text: `{"is_pinned":…,"my_role":…,"notifications":…}`. */
+function readerText (row: string): RawBuilder<string> {
+  return sql<string>`json_build_object(${sql.join(PERSONAL_COLUMNS.map((column) =>
+    sql`${sql.lit(column)}::text, ${sql.ref(`${row}.${column}`)}`))})::text`
+}
+
+/**
+ * The aggregate `row` as text: its reader's part alone when `kept` holds (the
+ * server holds the rest written), else the whole; null when there is no row. CASE
+ * evaluates only the branch it takes.
+ */
+export function projectText (row: string, kept: Expression<boolean>): RawBuilder<string | null> {
+  return sql<string | null>`CASE WHEN ${sql.ref(`${row}.id`)} IS NULL THEN NULL
+        WHEN ${kept} THEN ${readerText(row)}
+        ELSE ${aggregateText(row)} END`
 }
 
 /** The aggregate of a read project, parsed. */
@@ -346,8 +398,8 @@ export function cutChildren (project: ProjectText): { children: string, rest: ()
  * The project as the caller sees it (db/caller.ts), or null when it does not exist
  * or they cannot see it. The token's check is this statement's: NoCaller when it fails.
  */
-export async function findProject (db: Kysely<Database>, projectId: string, actor: Actor | string): Promise<ProjectText & { etag: string } | null> {
-  const [row] = await runAs(db, FIND_PROJECT, typeof actor === 'string' ? { personId: actor } : actor, { projectId })
+export async function findProject (db: Kysely<Database>, projectId: string, actor: Actor | string, known: readonly string[] = []): Promise<FoundProject | null> {
+  const [row] = await runAs(db, FIND_PROJECT, typeof actor === 'string' ? { personId: actor } : actor, { projectId, known: [...known] })
   if (row === undefined || row.aggregate === null || row.level === null || row.etag === null) return null
-  return { etag: row.etag, level: row.level, aggregate: row.aggregate }
+  return { etag: row.etag, level: row.level, aggregate: row.aggregate, version: row.version, kept: row.kept === true }
 }

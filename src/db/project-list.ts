@@ -6,7 +6,7 @@ import { expressionBuilder, sql, type Kysely } from 'kysely'
 import { ACCESS, accessLevel, hasAccess } from './access.js'
 import { value } from './prepared.js'
 import { prepareForCaller, runAs, type Actor } from './caller.js'
-import { aggregateText, isOutdated, PERSONAL_COLUMNS, projectAggregate, projectSource, type ProjectText } from './project-aggregate.js'
+import { projectAggregate, projectSource, projectText, sharedVersion, type VersionedProject } from './project-aggregate.js'
 import { fenced } from './project-etag.js'
 import type { ContributorRole, Database } from './types.js'
 
@@ -45,23 +45,6 @@ const candidates = expressionBuilder<Database>()
   .unionAll((eb) => eb.selectFrom('space_members as cs').innerJoin('projects as cp', 'cp.space_id', 'cs.space_id')
     .select('cp.id').where('cs.person_id', '=', ME))
   .unionAll((eb) => eb.selectFrom('project_contributors as cc').select('cc.project_id as id').where('cc.person_id', '=', ME))
-
-/**
- * What the part of a project's aggregate that every reader shares (all but
- * PERSONAL_COLUMNS) is made from, as text: the project's id, the versions of its
- * row and of its kept children (xmin, the transaction that wrote each; every
- * change writes a new one) and whether the clock makes it outdated, the one
- * input that is not a column. The same version is the same shared text, so a
- * server that holds the project written at it needs only the reader's part.
- * `p` is a projects row with its xmin as `row_xmin`.
- */
-const sharedVersion = sql<string>`p.id::text || ' ' || p.row_xmin::text || ' ' ||
-  (SELECT kc.xmin::text FROM project_children kc WHERE kc.project_id = p.id) ||
-  CASE WHEN ${isOutdated} THEN ' outdated' ELSE '' END`
-
-/** The reader's part of the aggregate `row` (PERSONAL_COLUMNS) as JSON text: `{"is_pinned":…,"my_role":…,"notifications":…}`. */
-const readerText = (row: string) => sql<string>`json_build_object(${sql.join(PERSONAL_COLUMNS.map((column) =>
-  sql`${sql.lit(column)}::text, ${sql.ref(`${row}.${column}`)}`))})::text`
 
 // The page first (ids, names and levels, by name then id, up to the limit and one
 // more, which tells whether there is a next page), then each of its projects'
@@ -103,7 +86,7 @@ const LIST_PROJECTS = prepareForCaller('read', {
         WHERE r.project_id = p.id AND r.person_id = ${ME} AND r.role = ANY(${v.roles}::text[])))`)
       .where(sql<boolean>`(${v.afterName}::text IS NULL OR (p.name, p.id) > (${v.afterName}::text, ${v.afterId}::uuid))`)
       .select(['p.id', 'p.name', 'p.company_id', 'p.space_id', 'p.public_access', 'p.company_access', 'p.space_access',
-        sharedVersion.as('version')])
+        sharedVersion(sql`p.row_xmin`).as('version')])
       .orderBy('p.name').orderBy('p.id')
       .limit(sql<number>`${v.limit} + 1`)
       .as('chosen'))
@@ -121,24 +104,17 @@ const LIST_PROJECTS = prepareForCaller('read', {
       .where(sql<boolean>`page.n <= ${v.limit}`)).as('project'), (join) => join.onTrue())
     .select([
       'page.id', 'page.name', 'page.level', 'page.version', 'page.kept',
-      // Null for the one more (no aggregate is built for it). CASE evaluates only
-      // the branch it takes.
-      sql<string | null>`CASE WHEN project.id IS NULL THEN NULL
-        WHEN page.kept THEN ${readerText('project')}
-        ELSE ${aggregateText('project')} END`.as('aggregate'),
+      // Null for the one more (no aggregate is built for it).
+      projectText('project', sql<boolean>`page.kept`).as('aggregate'),
       'caller.person_id as caller_person_id', ownCursor.as('own_cursor')
     ])
     .orderBy('page.name').orderBy('page.id')
 })
 
 /** A project of a page: where it stands in the order, and what projects/get would read of it. */
-export interface ListedProject extends ProjectText {
+export interface ListedProject extends VersionedProject {
   id: string
   name: string
-  /** What its shared part is made from (sharedVersion); null when the statement could not tell. */
-  version: string | null
-  /** Whether it was at a version of `known`: then `aggregate` is the reader's part alone. */
-  kept: boolean
 }
 
 export interface ProjectPage {

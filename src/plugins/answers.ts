@@ -11,10 +11,10 @@
 // Nothing is taken from memory that the database has not just confirmed: every
 // request still runs its statement, and a change anywhere (this instance's,
 // another's, a script's, the clock making a project outdated) changes the text.
-// A page of projects asked for again is confirmed by version instead of sent:
-// its statement is told the versions of the projects the server holds written
-// (RecentVersions below, db/project-list.ts), and returns only the readers' parts
-// of those that are still at them.
+// A page of projects, or a project, asked for again is confirmed by version
+// instead of sent: its statement is told the versions of the projects the server
+// holds written (RecentVersions below, db/project-list.ts, db/project-aggregate.ts),
+// and returns only the readers' parts of those that are still at them.
 // A change's answer is not kept, but its project's children's fields are, written,
 // under the digest of the children's text (presenters/project.ts, KeptChildren): the
 // next change of the project, or a read that finds no whole answer, writes only the
@@ -35,6 +35,8 @@ declare module 'fastify' {
     answers: AnswerCache
     /** What recent pages of projects/list showed (RecentVersions). */
     recentPages: RecentVersions
+    /** The version of each project projects/get recently answered, its id the scope (RecentVersions). */
+    recentProjects: RecentVersions
   }
 }
 
@@ -201,4 +203,5 @@ export function sendAnswer (reply: FastifyReply, answer: Buffer | Buffer[]): Fas
 export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {
   fastify.decorate('answers', new AnswerCache(maxBytes))
   fastify.decorate('recentPages', new RecentVersions(RECENT_PROJECTS, RECENT_PER_SCOPE))
+  fastify.decorate('recentProjects', new RecentVersions(RECENT_PROJECTS, 1))
 }, { name: 'answers' })

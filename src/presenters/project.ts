@@ -7,7 +7,7 @@
 // access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
-import { cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart } from '../db/project-aggregate.js'
+import { cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart, type VersionedProject } from '../db/project-aggregate.js'
 import { answerKey, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
 import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeProject, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
@@ -456,12 +456,13 @@ function readerFields (reader: ReaderPart): Buffer {
 /**
  * A read project as its schema writes it, in pieces: from the bytes kept for the
  * part of its text that every reader shares, with the reader's own fields, else
- * written now and kept (plugins/answers.ts). `seen` is shared by the projects of
- * one answer. `kept` is what is kept of it, when it can be.
+ * written now and kept (plugins/answers.ts): under `keptUnder` when given (its
+ * version's key), else under the digest of that text. `seen` is shared by the
+ * projects of one answer. `kept` is what is kept of it, when it can be.
  */
-function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen): { parts: Buffer[], kept?: KeptProject } {
+function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen, keptUnder?: string): { parts: Buffer[], kept?: KeptProject } {
   const cut = cutProject(read)
-  const key = cut === null ? undefined : answerKey('project', cut.shared)
+  const key = cut === null ? undefined : keptUnder ?? answerKey('project', cut.shared)
   const kept = key === undefined ? undefined : answers.get<KeptProject>(key)
   if (kept !== undefined) return { parts: kept.for(cut!.reader()), kept }
   // Its children's fields are taken from those a change kept, when there: the whole
@@ -475,9 +476,13 @@ function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSee
 const ANSWER_OPEN_BYTES = Buffer.from(ANSWER_OPEN)
 const ANSWER_CLOSE_BYTES = Buffer.from(ANSWER_CLOSE)
 
-/** A read project's answer (projects/get): `{"project":…}`, from what is kept when it can be. */
-export function projectAnswer (answers: AnswerCache, read: ProjectText): Buffer {
-  return Buffer.concat([ANSWER_OPEN_BYTES, ...projectBytes(answers, read).parts, ANSWER_CLOSE_BYTES])
+/**
+ * A read project's answer (projects/get): `{"project":…}`, from what is kept when it
+ * can be. A project the database sent as its reader's part alone is written from
+ * `held` (heldProjects); every other is kept under its version too.
+ */
+export function projectAnswer (answers: AnswerCache, read: VersionedProject, held: ReadonlyMap<string, KeptProject>): Buffer {
+  return Buffer.concat([ANSWER_OPEN_BYTES, ...versionedProjectBytes(answers, read, held), ANSWER_CLOSE_BYTES])
 }
 
 // projects/list's answer as its schema writes it (`{"projects":[…],"next_cursor":…}`).
@@ -488,10 +493,11 @@ const COMMA = Buffer.from(',')
 const versionKey = (version: string) => `project ${version}`
 
 /**
- * The projects this server holds written, at the versions that recent pages of a
- * list's `scope` showed (plugins/answers.ts, RecentVersions): what a request for a
- * page may tell the database it need not send (db/project-list.ts, `known`). Held
- * here for the request, whatever the cache drops meanwhile.
+ * The projects this server holds written, at the versions that recent answers of
+ * `scope` showed (plugins/answers.ts, RecentVersions): what a request for a page,
+ * or for a project, may tell the database it need not send (db/project-list.ts and
+ * db/project-aggregate.ts, `known`). Held here for the request, whatever the cache
+ * drops meanwhile.
  */
 export function heldProjects (answers: AnswerCache, recent: RecentVersions, scope: string): Map<string, KeptProject> {
   const held = new Map<string, KeptProject>()
@@ -514,21 +520,28 @@ export function projectPageAnswer (answers: AnswerCache, page: readonly ListedPr
   const parts: Buffer[] = [PAGE_OPEN]
   page.forEach((read, i) => {
     if (i > 0) parts.push(COMMA)
-    if (read.kept) {
-      // The statement leaves out only the shared parts of the versions it was given.
-      const kept = held.get(read.version ?? '')
-      if (kept === undefined) throw new Error(`projects/list: project at version ${String(read.version)} sent without its shared part, which this server does not hold`)
-      // Counted as a hit, and made recent, like any answer written from memory.
-      answers.get(versionKey(read.version!))
-      parts.push(...kept.for(readerPart(read)))
-      return
-    }
-    const written = projectBytes(answers, read, seen)
-    parts.push(...written.parts)
-    // Kept under its version too, its bytes counted again against the bound (which
-    // thus stays a bound, though the two entries share them).
-    if (written.kept !== undefined && read.version !== null) answers.set(versionKey(read.version), written.kept)
+    parts.push(...versionedProjectBytes(answers, read, held, seen))
   })
   parts.push(Buffer.from(`],"next_cursor":${JSON.stringify(nextCursor)}}`))
   return parts
+}
+
+/**
+ * A read project as its schema writes it, in pieces: from `held` when the database
+ * sent its reader's part alone, else as projectBytes writes it, kept under its
+ * version for the next request that may tell the database it holds it.
+ */
+function versionedProjectBytes (answers: AnswerCache, read: VersionedProject, held: ReadonlyMap<string, KeptProject>, seen?: PeopleSeen): Buffer[] {
+  if (read.kept) {
+    // The statement leaves out only the shared parts of the versions it was given.
+    const kept = held.get(read.version ?? '')
+    if (kept === undefined) throw new Error(`project at version ${String(read.version)} sent without its shared part, which this server does not hold`)
+    // Counted as a hit, and made recent, like any answer written from memory.
+    answers.get(versionKey(read.version!))
+    return kept.for(readerPart(read))
+  }
+  // Kept under its version, which names the shared text as its digest would, so that
+  // a page and a read share one entry whether the database sent the project whole
+  // or not; under the digest when the statement could not tell the version.
+  return projectBytes(answers, read, seen, read.version === null ? undefined : versionKey(read.version)).parts
 }

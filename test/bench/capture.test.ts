@@ -1,10 +1,14 @@
 // The bench's capture of the server's statements (bench/capture.ts), which pgbench
 // replays: a read captured again after the projects changed carries the versions
-// the database holds then, so that its replay does the server's work, not more.
+// the database holds then, and projects/get's replay each target's own, so that
+// the replay does the server's work, not more.
 import pg from 'pg'
 import t from 'tap'
+import { sql } from 'kysely'
 import { captureStatements } from '../../bench/capture.js'
-import { seedDataset, type DatasetSize } from '../../bench/seed.js'
+import type { Target } from '../../bench/operations.js'
+import { pgbenchScript } from '../../bench/pgbench.js'
+import { seedDataset, writeBenchTargets, writeBenchVersions, type DatasetSize } from '../../bench/seed.js'
 import { createTestDatabase } from '../database.js'
 
 const SIZE: DatasetSize = {
@@ -27,7 +31,7 @@ const SIZE: DatasetSize = {
   readerNotifications: 3
 }
 
-// A version of db/project-list.ts's sharedVersion: `<uuid> <xmin> <xmin>`.
+// A version of db/project-aggregate.ts's sharedVersion: `<uuid> <xmin> <xmin>`.
 const VERSION = /^[0-9a-f-]{36} \d+ \d+/
 
 const url = process.env.DATABASE_URL
@@ -75,4 +79,52 @@ t.test('a read captured again carries the versions its database holds then, and 
   const fresh = await replay(again.statement)
   t.equal(fresh.length, page.length)
   t.ok(fresh.every((row) => row.kept === true), 'and its replay sends no project whole')
+})
+
+t.test('projects/get\'s replay tells the database the version each target\'s project is at now (bench_targets.known)', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(() => database.close())
+  const data = await seedDataset(database.db, SIZE, { tokenConcurrency: 2 })
+  const [target, other] = data.normal as [Target, Target]
+  const { get: capture } = await captureStatements(database.url!, { get: target }, {}, ['get'])
+  t.equal(capture.known?.length, 1, 'the capture names the version of its target\'s project')
+  t.match(capture.known?.[0], VERSION)
+  const [statement] = capture.statements
+  t.ok(statement!.parameters.some((p) => Array.isArray(p) && p[0] === capture.known![0]), 'which the server told the database it holds')
+  const script = pgbenchScript('get', capture, target, data.normal.length)
+  t.match(script.text, /SELECT [^\n]*t\.known[^\n]* FROM bench_targets/, 'each transaction reads its target\'s version')
+  t.match(script.text, /\(:known::text\[\]\)/, 'and sends it')
+
+  await writeBenchTargets(database.db, data)
+  // Another target's statement, as pgbench sends it: the captured one with that target's values.
+  const replay = async (known: string[]) => {
+    const parameters = statement!.parameters.map((p) => p === target.projectId
+      ? other.projectId
+      : Buffer.isBuffer(p) && p.equals(target.digest) ? other.digest : Array.isArray(p) && p[0] === capture.known![0] ? known : p)
+    const client = new pg.Client({ connectionString: database.url })
+    await client.connect()
+    try {
+      const { rows: [row] } = await client.query<{ kept: boolean, aggregate: string }>(statement!.sql, parameters)
+      return row!
+    } finally {
+      await client.end()
+    }
+  }
+  const versionOf = async () => {
+    await writeBenchVersions(database.db)
+    const { rows: [row] } = await sql<{ known: string[] }>`SELECT known FROM bench_targets WHERE kind = 'normal' AND n = ${other.n}`.execute(database.db)
+    return row!.known
+  }
+  const before = await versionOf()
+  t.match(before[0], VERSION)
+  t.not(before[0], capture.known![0], 'another project\'s version')
+  const read = await replay(before)
+  t.equal(read.kept, true, 'at the version bench_targets holds: the reader\'s part alone')
+  t.same(Object.keys(JSON.parse(read.aggregate)), ['is_pinned', 'my_role', 'notifications'])
+
+  await database.db.updateTable('projects').set((eb) => ({ name: eb.ref('name') })).where('id', '=', other.projectId).execute()
+  t.equal((await replay(before)).kept, false, 'after a change, the version of before gives the project whole')
+  const after = await versionOf()
+  t.not(after[0], before[0], 'written anew, bench_targets holds its new version')
+  t.equal((await replay(after)).kept, true, 'with which the replay sends the reader\'s part alone again')
 })

@@ -132,9 +132,11 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const projectId = decodeId(requireId(request.query.id, '/id'))
     const condition = ifNoneMatch(request.headers['if-none-match'])
-    const row = projectId === null ? null : await findProject(fastify.db, projectId, request.caller)
-    if (!row) throw projectNotFound()
     const markdown = request.query.include_markdown === 'true'
+    // The Markdown is made from the whole project: the database is told of nothing held.
+    const held = projectId === null || markdown ? new Map() : heldProjects(fastify.answers, fastify.recentProjects, projectId)
+    const row = projectId === null ? null : await findProject(fastify.db, projectId, request.caller, [...held.keys()])
+    if (!row || projectId === null) throw projectNotFound()
     const etag = entityTag(row.etag, markdown)
     reply.header('etag', etag)
     if (notModified(condition, etag)) return reply.code(304).send(undefined)
@@ -142,7 +144,9 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       const project = toProject(parseProject(row))
       return { project, markdown: projectMarkdown(project) }
     }
-    return sendAnswer(reply, projectAnswer(fastify.answers, row))
+    const answer = projectAnswer(fastify.answers, row, held)
+    fastify.recentProjects.remember(projectId, [{ id: projectId, version: row.version }])
+    return sendAnswer(reply, answer)
   })
 
   fastify.get('/list', {

@@ -4,8 +4,8 @@
 // (ANSWER_CACHE_MB=0) and those Fastify's own serializer writes from the route's
 // schema (a route of the test's own is the reference); a change made anywhere,
 // even outside the app, is seen at once; a page and a project share what is kept;
-// a page asked for again is sent by the database as its readers' parts alone while
-// its projects have not changed, and whole once one has.
+// a page or a project asked for again is sent by the database as its readers' parts
+// alone while its projects have not changed, and whole once one has.
 import t from 'tap'
 import { sql, type CompiledQuery, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
@@ -280,6 +280,67 @@ t.test('a page asked for again comes from the database as its readers\' parts al
   t.ok(untold.projects.every((p) => !p.kept), 'told nothing, none')
   t.same(untold.projects.map((p) => p.version), told.projects.map((p) => p.version), 'the same versions')
   t.ok(untold.projects.every((p, i) => p.aggregate.length > 10 * told.projects[i]!.aggregate.length), 'told nothing, it sends every aggregate whole')
+})
+
+/** The versions the app told the database it holds in the first projects/get statement sent since `mark` (db/project-aggregate.ts, `known`). */
+function knownToGetSince (mark: number): string[] {
+  const read = sent.slice(mark).find((q) => q.sql.includes('"acc"."version"'))
+  if (read === undefined) throw new Error('no project was read')
+  const known = read.parameters.find(Array.isArray)
+  if (known === undefined) throw new Error('the read has no versions held among its parameters')
+  return known as string[]
+}
+
+t.test('a project asked for again comes from the database as its reader\'s part alone, is written from what was kept, and whole once it changed', async (t) => {
+  const internal = demo.projects['Internal Tools']!
+  const id = shortId(internal.id)
+  const reader = (email: string) => ({ personId: people.find((p) => p.email === email)!.id })
+  // A version no read has seen: the project changed outside the app.
+  await sql`UPDATE projects SET name = 'Internal Tools, read by version' WHERE id = ${internal.id}::uuid`.execute(db)
+  let mark = sent.length
+  const first = await both(erin, (api) => api.get(id))
+  sameAnswer(t, first.kept, first.written, 'the first read')
+  t.equal((await findProject(db, internal.id, reader('erin@acme.test'), knownToGetSince(mark)))?.kept, false, 'the first time, the app holds no version it is at')
+
+  mark = sent.length
+  const again = await both(erin, (api) => api.get(id))
+  sameAnswer(t, again.kept, again.written, 'again')
+  t.equal(again.kept.body, first.written.body, 'again: the same bytes')
+  const known = knownToGetSince(mark)
+  t.equal(known.length, 1, 'the app told the database the version it holds')
+  t.equal(known[0]!.split(' ')[0], internal.id, 'of this project')
+
+  // What the database sends for it: the reader's part alone, with the whole row's tag.
+  const told = await findProject(db, internal.id, reader('erin@acme.test'), known)
+  const untold = await findProject(db, internal.id, reader('erin@acme.test'))
+  t.ok(told?.kept, 'at the version held')
+  t.same(Object.keys(JSON.parse(told!.aggregate)), ['is_pinned', 'my_role', 'notifications'], 'the reader\'s part alone')
+  t.equal(untold?.kept, false, 'told nothing, not kept')
+  t.ok(untold!.aggregate.length > 10 * told!.aggregate.length, 'told nothing, it sends the project whole')
+  t.equal(told!.etag, untold!.etag, 'the same tag either way')
+  t.equal(told!.version, untold!.version, 'the same version')
+
+  // Another reader shares what was kept, with their own part and tag.
+  mark = sent.length
+  const other = await both(alice, (api) => api.get(id))
+  sameAnswer(t, other.kept, other.written, 'another reader')
+  t.same(knownToGetSince(mark), known, 'told the same version')
+  t.not(other.kept.headers.etag, again.kept.headers.etag, 'their own tag')
+
+  // A conditional read from the kept path: 304 with the tag.
+  const unchanged = await app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id }, headers: { authorization: `Bearer ${erin}`, 'if-none-match': String(again.kept.headers.etag) } })
+  t.equal(unchanged.statusCode, 304, 'If-None-Match with its tag: 304')
+  t.equal(unchanged.headers.etag, again.kept.headers.etag)
+
+  // Changed outside the app: the version held is no longer the project's.
+  await sql`UPDATE projects SET name = 'Internal Tools, renamed outside' WHERE id = ${internal.id}::uuid`.execute(db)
+  mark = sent.length
+  const changed = await both(erin, (api) => api.get(id))
+  sameAnswer(t, changed.kept, changed.written, 'after the change')
+  t.equal(changed.kept.json().project.name, 'Internal Tools, renamed outside', 'the new name')
+  t.same(knownToGetSince(mark), known, 'told the version it held')
+  t.equal((await findProject(db, internal.id, reader('erin@acme.test'), known))?.kept, false, 'which the project is no longer at')
+  t.equal(changed.kept.body, await reference('erin@acme.test', id), 'Fastify\'s bytes')
 })
 
 t.test('a page asked for again after a change anywhere is its new bytes', async (t) => {
