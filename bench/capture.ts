@@ -38,6 +38,11 @@ export interface Capture {
    * sharedVersion), as a server that read it before tells projects/get's statement.
    */
   known?: string[]
+  /**
+   * A change's: the version of its target's kept children (db/project-aggregate.ts,
+   * childrenVersion), as a server that changed it before tells the change's statement.
+   */
+  knownChildren?: string[]
 }
 
 /** Counts result rows per query id; it changes neither the query nor the result. */
@@ -100,6 +105,11 @@ export async function captureStatements<O extends OperationName = OperationName>
       const { rows: [row] } = await sql<{ version: string }>`SELECT ${sharedVersion(sql`p.xmin`)} AS version FROM projects p WHERE p.id = ${projectId}`.execute(counting)
       return row!.version
     }
+    // db/project-aggregate.ts's childrenVersion.
+    const childrenVersion = async (projectId: string) => {
+      const { rows: [row] } = await sql<{ version: string }>`SELECT kc.project_id::text || ' ' || kc.xmin::text AS version FROM project_children kc WHERE kc.project_id = ${projectId}`.execute(counting)
+      return row!.version
+    }
     for (const operation of operations) {
       // A revision no run draws (runs draw from 1 up), so the mutation really changes the
       // row; one per operation, so a rename after a rename of the same project does too.
@@ -107,6 +117,14 @@ export async function captureStatements<O extends OperationName = OperationName>
       const inject = async (r: ReturnType<typeof httpRequest>) => server.inject({
         method: r.method, url: r.path, headers: r.headers, ...(r.body === undefined ? {} : { payload: r.body })
       })
+      // A change is sent twice first (other revisions, not captured): the server then
+      // holds the project's children written, as under load, and the first change of
+      // a project with mentions, which subscribes people, is behind it.
+      let knownChildren: { knownChildren: string[] } | Record<string, never> = {}
+      if (ACTIVITIES[operation] > 0) {
+        for (const warm of [revision - 100, revision - 200]) await inject(httpRequest(operation, targets[operation], warm, PER_CONNECTION.has(operation) ? String((await inject(httpRequest('get', targets[operation], warm))).headers.etag) : undefined))
+        knownChildren = { knownChildren: [await childrenVersion(targets[operation].projectId)] }
+      }
       // A conditional request carries the tag of a read just before (not captured).
       let etag: string | undefined
       if (PER_CONNECTION.has(operation)) {
@@ -143,7 +161,7 @@ export async function captureStatements<O extends OperationName = OperationName>
         }
       })
       const known = ACTIVITIES[operation] === 0 ? { known: [await version(targets[operation].projectId)] } : {}
-      captures[operation] = { revision, statements, notified: (await notifications()) - before, ...(etag === undefined ? {} : { ifMatch: etag.replace(/^"|"$/g, '') }), ...known }
+      captures[operation] = { revision, statements, notified: (await notifications()) - before, ...(etag === undefined ? {} : { ifMatch: etag.replace(/^"|"$/g, '') }), ...known, ...knownChildren }
     }
     return captures
   } finally {

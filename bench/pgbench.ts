@@ -22,12 +22,14 @@ const run = promisify(execFile)
 /**
  * The values a request varies, by the pgbench variable that carries each;
  * bench_targets has the first six and `known` as columns (`known`, the version a
- * read's project was at when captured, is written there anew before each replay).
+ * read's project was at when captured, is written there anew before each replay);
+ * `known_children` is looked up with the target.
  */
-export function variableValues (target: Target, revision: number, ifMatch?: string, known?: string[]): Record<string, unknown> {
+export function variableValues (target: Target, revision: number, ifMatch?: string, known?: string[], knownChildren?: string[]): Record<string, unknown> {
   return {
     ...(ifMatch === undefined ? {} : { if_match: [ifMatch] }),
     ...(known === undefined ? {} : { known }),
+    ...(knownChildren === undefined ? {} : { known_children: knownChildren }),
     project_id: target.projectId,
     public_id: target.publicId,
     person_id: target.personId,
@@ -155,13 +157,20 @@ const VARIABLE_NAME = /^[A-Za-z0-9_]+$/
  * the replay returns none: a wrong digest or id cannot go unnoticed.
  */
 export function pgbenchScript (operation: OperationName, capture: Capture, target: Target, targets: number, verify = false): Script {
-  const values = variableValues(target, capture.revision, capture.ifMatch, capture.known)
+  const values = variableValues(target, capture.revision, capture.ifMatch, capture.known, capture.knownChildren)
   const conditional = PER_CONNECTION.has(operation)
   const rewritten = capture.statements.map((s) => rewrite(s, values))
   const used = new Set(rewritten.flatMap((r) => [...r.variables]))
   const columns: string[] = []
   for (const name of ['project_id', 'public_id', 'person_id', 'token_id', 'digest', 'mentions', 'known']) {
     if (used.has(name)) columns.push(`t.${name}`)
+  }
+  // A change's: the version of its project's kept children as they are when the
+  // transaction starts (db/project-aggregate.ts, childrenVersion), which the server
+  // holds written from its change before: read here, as a change of the run may
+  // have changed them (the first description with mentions of a project does).
+  if (used.has('known_children')) {
+    columns.push("ARRAY[(SELECT kc.project_id::text || ' ' || kc.xmin::text FROM project_children kc WHERE kc.project_id = t.project_id)] AS known_children")
   }
   if (used.has('new_name')) columns.push(`${quote(NAME_PREFIX)} || :r::text AS new_name`)
   if (used.has('new_description')) columns.push(`replace(t.description, ${quote(REVISION_MARKER)}, :r::text) AS new_description`)

@@ -109,6 +109,14 @@ export const KEPT_COLUMNS = [
 
 export type KeptColumn = typeof KEPT_COLUMNS[number]
 
+/** The aggregate's columns before the kept children's: the project's own, and its space's name. */
+export const OWN_COLUMNS = [
+  'id', 'name', 'description', 'goal_id', 'space_id', 'space_name', 'public_access', 'company_access', 'space_access',
+  'archived_at', 'closed_at', 'inserted_at', 'updated_at', 'next_check_in_scheduled_at', 'next_update_scheduled_at',
+  'state', 'success_status', 'tasks_kanban_state', 'timeframe_start_type', 'timeframe_start_value', 'timeframe_start_date',
+  'timeframe_end_type', 'timeframe_end_value', 'timeframe_end_date', 'is_outdated'
+] as const
+
 /**
  * The aggregate's columns that depend on who reads the project, its last three: in
  * its JSON text, everything before `,"is_pinned":` is the same for every reader.
@@ -323,6 +331,53 @@ export interface FoundProject extends VersionedProject {
  */
 export function aggregateText (row: string): RawBuilder<string | null> {
   return sql<string | null>`to_json(${sql.table(row)})::text`
+}
+
+/**
+ * The version of the kept children the aggregate `row` was made from, unless
+ * `built` (the statement built some of them itself): its project's id and the xmin
+ * of its project_children row in the statement's snapshot, the last part of
+ * sharedVersion (childrenVersionOf). The same version is the same children's text.
+ */
+function childrenVersion (row: string, built?: Expression<boolean>): RawBuilder<string | null> {
+  const id = sql.ref(`${row}.id`)
+  const version = sql<string | null>`(SELECT ${id}::text || ' ' || kc.xmin::text FROM project_children kc WHERE kc.project_id = ${id})`
+  return built === undefined ? version : sql<string | null>`CASE WHEN ${built} THEN NULL ELSE ${version} END`
+}
+
+/** The version of a project's kept children within its version (sharedVersion), or null. */
+export function childrenVersionOf (version: string | null): string | null {
+  const [id, , children] = version?.split(' ') ?? []
+  return id === undefined || children === undefined ? null : `${id} ${children}`
+}
+
+/**
+ * The version of a changed project's kept children (childrenVersion, for its
+ * aggregate `row`), and whether the server holds them written at it (`known`):
+ * then the change's answer leaves them out (changedProjectColumns), and has the
+ * project's own columns and the reader's, in the aggregate's order, which
+ * presenters/project.ts writes around the children it holds.
+ */
+export function childrenHeld (row: string, known: Expression<string[]>, built?: Expression<boolean>): RawBuilder<{ version: string | null, kept: boolean }> {
+  // Fenced (OFFSET 0): inlined, each reference to the version would look it up again.
+  return sql`(SELECT v.version, coalesce(v.version = ANY(${known}::text[]), false) AS kept
+    FROM (SELECT ${childrenVersion(row, built)} AS version OFFSET 0) v)`
+}
+
+/**
+ * The columns a change's statement answers for its aggregate `row`, with
+ * childrenHeld's FROM item `held`: the aggregate as text, without its children
+ * when held; their version; whether they were left out.
+ */
+export function changedProjectColumns (row: string, held: string) {
+  const rest = sql.join([...OWN_COLUMNS, ...PERSONAL_COLUMNS].map((column) => sql.ref(`${row}.${column}`)))
+  return [
+    sql<string | null>`CASE WHEN ${sql.ref(`${row}.id`)} IS NULL THEN NULL
+      WHEN ${sql.ref(`${held}.kept`)} THEN (SELECT to_json(r)::text FROM (SELECT ${rest}) r)
+      ELSE ${aggregateText(row)} END`.as('aggregate'),
+    sql<string | null>`${sql.ref(`${held}.version`)}`.as('children_version'),
+    sql<boolean>`coalesce(${sql.ref(`${held}.kept`)}, false)`.as('children_kept')
+  ] as const
 }
 
 /** The reader's part of the aggregate `row` (PERSONAL_COLUMNS) as JSON text: `{"is_pinned":…,"my_role":…,"notifications":…}`. */

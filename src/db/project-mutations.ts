@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
 import { CALLER_PERSON, CALLER_TOKEN, prepareForCaller, runAs, type Actor, type WithCaller } from './caller.js'
 import { ACCESS, accessLevel, hasAccess } from './access.js'
 import { value, type ValueParameters } from './prepared.js'
-import { aggregateText, projectAggregate, projectSource, subscriptionSources, type BuiltChildren, type ChildColumn, type ProjectText } from './project-aggregate.js'
+import { changedProjectColumns, childrenHeld, projectAggregate, projectSource, subscriptionSources, type BuiltChildren, type ChildColumn, type ProjectText } from './project-aggregate.js'
 import { fenced, projectTag } from './project-etag.js'
 import { ifMatchPrecondition, noPrecondition, PRECONDITION_HOLDS } from './project-precondition.js'
 import { jobsQueued, queueDeliveries } from './jobs.js'
@@ -28,13 +28,25 @@ export const WEBHOOK_DESCRIPTION_MAX_BYTES = 64 * 1024
 const LATEST = projectSource('latest')
 
 export type UpdateResult =
-  | { outcome: 'done', project: ProjectText & { etag: string } } // changed with an activity recorded, or already so and untouched
+  | { outcome: 'done', project: ChangedProject } // changed with an activity recorded, or already so and untouched
   | { outcome: 'precondition_failed', etag: string, moved: boolean } // If-Match named none of `etag`; nothing written
   | { outcome: 'forbidden' } // visible to the person, not editable by them
   | { outcome: 'not_found' } // absent, archived, or invisible to the person
 
 /** Who changes the project: the request's caller, or a person acted for without a token (with the token to record, if any). */
 export type ChangeActor = { actor: Actor } | { personId: string, tokenId: string | null }
+
+/**
+ * A changed project as its statement returns it: the aggregate as text, whole, or
+ * without its kept children's columns when the server said it holds them written
+ * at their version (`childrenKept`).
+ */
+export interface ChangedProject extends ProjectText {
+  etag: string
+  /** The version of its kept children (db/project-aggregate.ts, childrenVersion); null when the statement built them. */
+  childrenVersion: string | null
+  childrenKept: boolean
+}
 
 export type UpdateProjectField = ChangeActor & {
   projectId: string
@@ -44,13 +56,15 @@ export type UpdateProjectField = ChangeActor & {
   mentions?: string[]
   /** If-Match's strong tags (db/project-precondition.ts); null or absent: unconditional. */
   ifMatch?: string[] | null
+  /** Versions of the project's kept children whose text the server holds written: the answer leaves them out. */
+  knownChildren?: readonly string[]
 }
 
 /**
  * The values a mutation's statement takes (the caller comes with the statement):
  * a conditional one's also If-Match's tags, the description's the people it mentions.
  */
-const CHANGE = { value: value<string>(), projectId: value<string>() }
+const CHANGE = { value: value<string>(), projectId: value<string>(), knownChildren: value<string[]>() }
 const CONDITION = { ifMatch: value<string[]>() }
 const MENTIONS = { mentions: value<string[]>() }
 
@@ -178,7 +192,8 @@ const rename = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeValu
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
   .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, { built: builtBefore(values) })).as('project'), (join) => join.onTrue())
-  .select(aggregateText('project').as('aggregate'))
+  .leftJoinLateral(childrenHeld('project', values.knownChildren).as('held'), (join) => join.onTrue())
+  .select(changedProjectColumns('project', 'held'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))
   .select(QUEUED)
@@ -199,6 +214,9 @@ const RENAME = {
  * person or one who cannot view the project. Nothing of this happens when nothing
  * changed. Set-based throughout: the cost does not grow a statement per person.
  */
+// What a description change reads of subscriptions: its snapshot's and what it wrote.
+const WRITTEN_SUBSCRIPTIONS = subscriptionSources('all_lists', 'all_subscriptions', 'new_list', 'new_subscriptions')
+
 const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeValues & ValueParameters<typeof MENTIONS>) => projectChange(withCaller, db, 'description', values)
   // The people mentioned who may be subscribed: of the project's company, not suspended.
   .with('mentioned', (qb) => qb.selectFrom('people as pe')
@@ -283,10 +301,12 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
   .leftJoin('target', (join) => join.onTrue())
   .leftJoin('precondition', (join) => join.onTrue())
   .leftJoin(fenced(projectAggregate(db, LATEST, CALLER_PERSON, {
-    written: subscriptionSources('all_lists', 'all_subscriptions', 'new_list', 'new_subscriptions'),
+    written: WRITTEN_SUBSCRIPTIONS,
     built: builtBefore(values, ['contributors', 'subscription_list'])
   })).as('project'), (join) => join.onTrue())
-  .select(aggregateText('project').as('aggregate'))
+  // Children built here from what the statement wrote have no version.
+  .leftJoinLateral(childrenHeld('project', values.knownChildren, WRITTEN_SUBSCRIPTIONS.changed).as('held'), (join) => join.onTrue())
+  .select(changedProjectColumns('project', 'held'))
   .select(['access.level', 'target.level as locked_level', 'precondition.holds', 'precondition.tag as current_tag', 'precondition.moved'])
   .select((eb) => projectTag('project', eb.ref('target.level')).as('etag'))
   .select(QUEUED)
@@ -298,7 +318,7 @@ const DESCRIBE = {
 
 export async function updateProjectField (db: Kysely<Database>, change: UpdateProjectField): Promise<UpdateResult> {
   const actor = 'actor' in change ? change.actor : { personId: change.personId, tokenId: change.tokenId }
-  const values = { value: change.value, projectId: change.projectId }
+  const values = { value: change.value, projectId: change.projectId, knownChildren: [...change.knownChildren ?? []] }
   const ifMatch = change.ifMatch ?? null
   const mentions = change.mentions ?? []
   const [row] = change.field === 'name'
@@ -314,7 +334,7 @@ export async function updateProjectField (db: Kysely<Database>, change: UpdatePr
   if (row.level < ACCESS.edit) return { outcome: 'forbidden' }
   // An editor waited for the row: the version the other transaction committed
   // decides. Gone or archived meanwhile: not found; no longer editable: forbidden.
-  const { locked_level: level, holds, current_tag: currentTag, moved, aggregate, etag } = row
+  const { locked_level: level, holds, current_tag: currentTag, moved, aggregate, etag, children_version: childrenVersion, children_kept: childrenKept } = row
   if (level === null || level < ACCESS.view) return { outcome: 'not_found' }
   if (level < ACCESS.edit) return { outcome: 'forbidden' }
   if (holds !== true) {
@@ -324,5 +344,5 @@ export async function updateProjectField (db: Kysely<Database>, change: UpdatePr
   // `latest` has the row exactly when the locked row is editable, so the join found it.
   if (aggregate === null || etag === null) throw new Error('the project was editable but its row did not come back')
   jobsQueued(row.queued ?? 0)
-  return { outcome: 'done', project: { aggregate, level, etag } }
+  return { outcome: 'done', project: { aggregate, level, etag, childrenVersion, childrenKept: childrenKept === true } }
 }

@@ -16,10 +16,11 @@
 // holds written (RecentVersions below, db/project-list.ts, db/project-aggregate.ts),
 // and returns only the readers' parts of those that are still at them.
 // A change's answer is not kept, but its project's children's fields are, written,
-// under the digest of the children's text (presenters/project.ts, KeptChildren): the
-// next change of the project, or a read that finds no whole answer, writes only the
-// rest.
-// Keys are digests of content, not people: everyone who reads a project shares one
+// under the children's version (or the digest of their text when the statement could
+// not tell it; presenters/project.ts, KeptChildren): the next change of the project,
+// or a read that finds no whole answer, writes only the rest, and the next change's
+// statement, told the version, does not send them.
+// Keys are versions or digests of content, not people: everyone who reads a project shares one
 // entry, and two people who see a page of notifications alike share another. The
 // digest is taken here, not in SQL: native SHA-256 costs the embedded database's
 // WebAssembly several times more. Bounded by bytes (ANSWER_CACHE_MB, off the
@@ -37,6 +38,8 @@ declare module 'fastify' {
     recentPages: RecentVersions
     /** The version of each project projects/get recently answered, its id the scope (RecentVersions). */
     recentProjects: RecentVersions
+    /** The version of the kept children of each project a change recently answered, its id the scope (RecentVersions). */
+    recentChildren: RecentVersions
   }
 }
 
@@ -204,4 +207,5 @@ export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {
   fastify.decorate('answers', new AnswerCache(maxBytes))
   fastify.decorate('recentPages', new RecentVersions(RECENT_PROJECTS, RECENT_PER_SCOPE))
   fastify.decorate('recentProjects', new RecentVersions(RECENT_PROJECTS, 1))
+  fastify.decorate('recentChildren', new RecentVersions(RECENT_PROJECTS, 1))
 }, { name: 'answers' })

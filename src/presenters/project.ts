@@ -7,7 +7,8 @@
 // access levels count it with (db/access.ts, contributorLevel).
 import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
-import { cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart, type VersionedProject } from '../db/project-aggregate.js'
+import type { ChangedProject } from '../db/project-mutations.js'
+import { childrenVersionOf, cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart, type VersionedProject } from '../db/project-aggregate.js'
 import { answerKey, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
 import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeProject, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
@@ -363,12 +364,13 @@ function wholeProject (read: ProjectText, seen?: PeopleSeen, open = '', close = 
  * and kept or made recent by reads they would push out the whole projects that
  * reads take. `seen` is shared by the projects of one answer.
  */
-function writtenProject (answers: AnswerCache, read: ProjectText, options: { change: boolean, seen?: PeopleSeen, open?: string, close?: string }): Buffer {
-  const { change, seen, open, close } = options
+function writtenProject (answers: AnswerCache, read: ProjectText, options: { change: boolean, seen?: PeopleSeen, open?: string, close?: string, childrenVersion?: string | null }): Buffer {
+  const { change, seen, open, close, childrenVersion } = options
   // With nothing kept (ANSWER_CACHE_MB=0), no digest.
   const cut = answers.maxBytes === 0 ? null : cutChildren(read)
   if (cut === null) return wholeProject(read, seen, open, close)
-  const key = childrenKey(cut.children)
+  // Under their version when the statement told it, which names their text as the digest would.
+  const key = childrenVersion == null ? childrenKey(cut.children) : childrenVersionKey(childrenVersion)
   const kept = answers.part<KeptChildren>(key, change)
   if (kept !== undefined) return kept.project(ownPart(cut.rest(), kept.facts), open, close)
   if (!change) return wholeProject(read, seen, open, close)
@@ -386,8 +388,34 @@ function writtenProject (answers: AnswerCache, read: ProjectText, options: { cha
  * it is read again only if nothing changes the project meanwhile, and kept it would
  * push out answers that are read again.
  */
-export function writeProjectAnswer (answers: AnswerCache, read: ProjectText): Buffer {
-  return writtenProject(answers, read, { change: true, open: ANSWER_OPEN, close: ANSWER_CLOSE })
+export function writeProjectAnswer (answers: AnswerCache, read: ChangedProject, held: ReadonlyMap<string, KeptChildren>): Buffer {
+  if (read.childrenKept) {
+    // The statement leaves out only the children of the versions it was given.
+    const kept = held.get(read.childrenVersion ?? '')
+    if (kept === undefined) throw new Error(`project with children at version ${String(read.childrenVersion)} sent without them, which this server does not hold`)
+    // Made recent, as a change's children are.
+    answers.part(childrenVersionKey(read.childrenVersion!), true)
+    return kept.project(ownPart({ ...JSON.parse(read.aggregate) as Omit<OwnRow, 'level'>, level: read.level }, kept.facts), ANSWER_OPEN, ANSWER_CLOSE)
+  }
+  return writtenProject(answers, read, { change: true, open: ANSWER_OPEN, close: ANSWER_CLOSE, childrenVersion: read.childrenVersion })
+}
+
+/** Where a project's children written at a version (db/project-aggregate.ts, childrenVersion) are kept. */
+const childrenVersionKey = (version: string) => `children ${version}`
+
+/**
+ * The children of a project this server holds written, at the version its recent
+ * changes showed (plugins/answers.ts, RecentVersions, the project's id the scope):
+ * what a change may tell the database it need not send. Held here for the request,
+ * whatever the cache drops meanwhile.
+ */
+export function heldChildren (answers: AnswerCache, recent: RecentVersions, projectId: string): Map<string, KeptChildren> {
+  const held = new Map<string, KeptChildren>()
+  for (const version of recent.of(projectId)) {
+    const kept = answers.peek<KeptChildren>(childrenVersionKey(version))
+    if (kept !== undefined) held.set(version, kept)
+  }
+  return held
 }
 
 // Where a written project holds its reader's own fields: is_pinned's value, and
@@ -460,14 +488,14 @@ function readerFields (reader: ReaderPart): Buffer {
  * version's key), else under the digest of that text. `seen` is shared by the
  * projects of one answer. `kept` is what is kept of it, when it can be.
  */
-function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen, keptUnder?: string): { parts: Buffer[], kept?: KeptProject } {
+function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen, keptUnder?: string, childrenVersion?: string | null): { parts: Buffer[], kept?: KeptProject } {
   const cut = cutProject(read)
   const key = cut === null ? undefined : keptUnder ?? answerKey('project', cut.shared)
   const kept = key === undefined ? undefined : answers.get<KeptProject>(key)
   if (kept !== undefined) return { parts: kept.for(cut!.reader()), kept }
   // Its children's fields are taken from those a change kept, when there: the whole
   // project kept below holds them, so they are not kept (or made recent) again.
-  const bytes = writtenProject(answers, read, { change: false, seen })
+  const bytes = writtenProject(answers, read, { change: false, seen, childrenVersion })
   const keeping = key === undefined ? undefined : KeptProject.of(bytes)
   if (keeping !== undefined) answers.set(key!, keeping)
   return { parts: [bytes], kept: keeping }
@@ -543,5 +571,5 @@ function versionedProjectBytes (answers: AnswerCache, read: VersionedProject, he
   // Kept under its version, which names the shared text as its digest would, so that
   // a page and a read share one entry whether the database sent the project whole
   // or not; under the digest when the statement could not tell the version.
-  return projectBytes(answers, read, seen, read.version === null ? undefined : versionKey(read.version)).parts
+  return projectBytes(answers, read, seen, read.version === null ? undefined : versionKey(read.version), childrenVersionOf(read.version)).parts
 }

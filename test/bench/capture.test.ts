@@ -128,3 +128,33 @@ t.test('projects/get\'s replay tells the database the version each target\'s pro
   t.not(after[0], before[0], 'written anew, bench_targets holds its new version')
   t.equal((await replay(after)).kept, true, 'with which the replay sends the reader\'s part alone again')
 })
+
+t.test('a change\'s replay tells the database the version of each target\'s kept children as the transaction finds them', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(() => database.close())
+  const data = await seedDataset(database.db, SIZE, { tokenConcurrency: 2 })
+  const [target, other] = data.normal as [Target, Target]
+  const { update_name: capture } = await captureStatements(database.url!, { update_name: target }, {}, ['update_name'])
+  t.equal(capture.knownChildren?.length, 1, 'the capture names the version of its target\'s children, which the server holds after the changes before it')
+  const [statement] = capture.statements
+  t.ok(statement!.parameters.some((p) => Array.isArray(p) && p[0] === capture.knownChildren![0]), 'and the server told the database it holds them')
+  const script = pgbenchScript('update_name', capture, target, data.normal.length)
+  const lookup = /^SELECT (.*) FROM bench_targets t WHERE t\.kind = 'normal' AND t\.n = :n \\gset$/m.exec(script.text)
+  t.ok(lookup, 'each transaction looks up its target')
+  t.match(lookup?.[1], /AS known_children/, 'with the version of its children')
+  t.match(script.text, /\(:known_children::text\[\]\)/, 'which it sends')
+
+  await writeBenchTargets(database.db, data)
+  // The lookup for another target, then its change as pgbench sends it.
+  const { rows: [found] } = await sql<{ known_children: string[] }>`SELECT ${sql.raw(lookup![1]!.replaceAll(':r', '1'))} FROM bench_targets t WHERE t.kind = 'normal' AND t.n = ${other.n}`.execute(database.db)
+  t.equal(found!.known_children[0]!.split(' ')[0], other.projectId, 'the other target\'s children')
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  t.teardown(() => client.end())
+  const parameters = statement!.parameters.map((p) => p === target.projectId
+    ? other.projectId
+    : Buffer.isBuffer(p) && p.equals(target.digest) ? other.digest : Array.isArray(p) && p[0] === capture.knownChildren![0] ? found!.known_children : p)
+  const { rows: [changed] } = await client.query<{ children_kept: boolean, children_version: string }>(statement!.sql, parameters)
+  t.equal(changed!.children_kept, true, 'sent without the children, as the server\'s change is')
+  t.equal(changed!.children_version, found!.known_children[0])
+})

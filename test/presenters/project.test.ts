@@ -206,6 +206,9 @@ t.test('iso: PostgreSQL\'s JSON timestamps rewritten as Date#toISOString writes 
 })
 
 /** A row's aggregate text as PostgreSQL writes it: the project's own columns, its children's (KEPT_COLUMNS), the reader's (PERSONAL_COLUMNS) last. */
+/** A changed project whose children's version the statement did not tell: its children kept by their text alone. */
+const changed = (read: ProjectText) => ({ ...read, etag: '', childrenVersion: null, childrenKept: false })
+
 /** A read project whose version the statement did not tell: kept by its text alone. */
 const unversioned = (read: ProjectText) => ({ ...read, version: null, kept: false })
 
@@ -247,13 +250,13 @@ t.test('PROJECT_RUNS: the schema\'s fields once each, in order, and joined they 
 t.test('a changed project\'s answer: its children written once, kept by their text, then taken for the next change; always the bytes written whole', async (t) => {
   const answers = new AnswerCache(1 << 20)
   const first = full()
-  t.equal(writeProjectAnswer(answers, aggregate(first)).toString(), writtenWhole(first), 'first change: written whole')
+  t.equal(writeProjectAnswer(answers, changed(aggregate(first)), new Map()).toString(), writtenWhole(first), 'first change: written whole')
   t.equal(answers.count, 1, 'its children kept')
   t.equal(answers.partHits, 0)
 
   // Another name, time, reader and reader's part: only the project's own fields and the reader's differ.
   const renamed = full({ name: 'Renamed "again" 🚀', updated_at: '2026-11-26T12:00:00.987654+00:00', is_pinned: false, my_role: null, notifications: [], level: 40 })
-  const second = writeProjectAnswer(answers, aggregate(renamed)).toString()
+  const second = writeProjectAnswer(answers, changed(aggregate(renamed)), new Map()).toString()
   t.equal(answers.partHits, 1, 'next change: children taken from memory')
   t.equal(second, writtenWhole(renamed), 'the same bytes as written whole')
   t.equal(JSON.parse(second).project.goal_id, toProject(renamed).goal_id, 'goal_id from the kept goal')
@@ -262,12 +265,12 @@ t.test('a changed project\'s answer: its children written once, kept by their te
 
   // The status decided by the project's own columns over the kept check-in.
   const paused = full({ state: 'paused' })
-  t.equal(writeProjectAnswer(answers, aggregate(paused)).toString(), writtenWhole(paused), 'paused: its own state wins')
+  t.equal(writeProjectAnswer(answers, changed(aggregate(paused)), new Map()).toString(), writtenWhole(paused), 'paused: its own state wins')
   t.equal(answers.partHits, 2)
 
   // A child changed: its text is new, so nothing kept is taken.
   const retitled = full({ milestones: [{ ...first.milestones[0]!, title: 'Launch, moved' }, first.milestones[1]!] })
-  t.equal(writeProjectAnswer(answers, aggregate(retitled)).toString(), writtenWhole(retitled), 'a child changed: written whole')
+  t.equal(writeProjectAnswer(answers, changed(aggregate(retitled)), new Map()).toString(), writtenWhole(retitled), 'a child changed: written whole')
   t.equal(answers.partHits, 2, 'not from memory')
   t.equal(answers.count, 2, 'the new children kept beside the old')
 
@@ -284,13 +287,13 @@ t.test('a read keeps no children of its own; with nothing kept, a change is writ
   t.equal(projectAnswer(answers, unversioned(aggregate(full())), new Map()).toString(), writtenWhole(full()))
   t.equal(answers.count, 1, 'only the read project')
   const renamed = full({ name: 'After the read' })
-  t.equal(writeProjectAnswer(answers, aggregate(renamed)).toString(), writtenWhole(renamed))
+  t.equal(writeProjectAnswer(answers, changed(aggregate(renamed)), new Map()).toString(), writtenWhole(renamed))
   t.equal(answers.partHits, 0, 'the change wrote its children')
 
   const none = new AnswerCache(0)
   for (const name of ['One', 'Two']) {
     const r = full({ name })
-    t.equal(writeProjectAnswer(none, aggregate(r)).toString(), writtenWhole(r), `${name}: written whole`)
+    t.equal(writeProjectAnswer(none, changed(aggregate(r)), new Map()).toString(), writtenWhole(r), `${name}: written whole`)
   }
   t.equal(none.count, 0, 'ANSWER_CACHE_MB=0 keeps nothing')
   t.equal(none.partHits, 0)

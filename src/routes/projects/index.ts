@@ -1,6 +1,6 @@
 // /api/external/v1/projects/*: the two mutations, a project and a page of projects.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { httpErrors } from '@fastify/sensible'
 import {
   DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, GetProjectHeadersSchema, GetProjectQuerySchema, LIST_LIMIT, NAME_MAX_LENGTH, ListProjectsQuerySchema,
@@ -14,11 +14,10 @@ import { decodeId } from '../../ids.js'
 import { findProject, parseProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
-import { heldProjects, projectAnswer, projectPageAnswer, toProject, writeProjectAnswer } from '../../presenters/project.js'
+import { heldChildren, heldProjects, projectAnswer, projectPageAnswer, toProject, writeProjectAnswer } from '../../presenters/project.js'
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
-import type { Db } from '../../db/index.js'
-import { sendAnswer, type AnswerCache } from '../../plugins/answers.js'
+import { sendAnswer } from '../../plugins/answers.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 import { entityTag, ifMatchTags, ifNoneMatch, notModified, preconditionFailed } from './conditional.js'
@@ -38,14 +37,16 @@ const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is u
 
 interface Update { rawId: string, field: ProjectField, value: string, ifMatch: string[] | null }
 
-async function update (db: Db, answers: AnswerCache, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<FastifyReply> {
+async function update (fastify: FastifyInstance, caller: Caller, reply: FastifyReply, { rawId, field, value, ifMatch }: Update): Promise<FastifyReply> {
+  const { db, answers, recentChildren } = fastify
   const projectId = decodeId(rawId)
   if (projectId === null) throw projectNotFound()
+  const held = heldChildren(answers, recentChildren, projectId)
   // One statement: the token's check, the checks (If-Match last), the write, the
   // activity, for a description the subscriptions and notifications, and the
-  // project as it is now.
+  // project as it is now (without the children this server holds written).
   const result = await updateProjectField(db, {
-    projectId, actor: caller, field, value, ifMatch,
+    projectId, actor: caller, field, value, ifMatch, knownChildren: [...held.keys()],
     mentions: field === 'description' ? mentionedPeople(value) : undefined
   })
   if (result.outcome === 'not_found') throw projectNotFound()
@@ -59,7 +60,9 @@ async function update (db: Db, answers: AnswerCache, caller: Caller, reply: Fast
     throw preconditionFailed(tag)
   }
   reply.header('etag', entityTag(result.project.etag))
-  return sendAnswer(reply, writeProjectAnswer(answers, result.project))
+  const answer = writeProjectAnswer(answers, result.project, held)
+  recentChildren.remember(projectId, [{ id: projectId, version: result.project.childrenVersion }])
+  return sendAnswer(reply, answer)
 }
 
 const projects: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -84,7 +87,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const name = normalizeName(request.body.name)
     const ifMatch = ifMatchTags(request.headers['if-match'])
-    return update(fastify.db, fastify.answers, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
+    return update(fastify, request.caller, reply, { rawId: projectId, field: 'name', value: name, ifMatch })
   })
 
   fastify.post('/update_description', {
@@ -107,7 +110,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = requireId(request.body.project_id, '/project_id')
     const description = checkDescription(request.body.description)
     const ifMatch = ifMatchTags(request.headers['if-match'])
-    return update(fastify.db, fastify.answers, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
+    return update(fastify, request.caller, reply, { rawId: projectId, field: 'description', value: description, ifMatch })
   })
 
   fastify.get('/get', {

@@ -10,8 +10,9 @@ import t from 'tap'
 import { sql, type CompiledQuery, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
 import { loadDemo } from '../../../src/db/demo.js'
-import { findProject, parseProject } from '../../../src/db/project-aggregate.js'
+import { findProject, KEPT_COLUMNS, OWN_COLUMNS, parseProject, PERSONAL_COLUMNS } from '../../../src/db/project-aggregate.js'
 import { listProjects } from '../../../src/db/project-list.js'
+import { updateProjectField } from '../../../src/db/project-mutations.js'
 import { decodeId, shortId } from '../../../src/ids.js'
 import { toProject } from '../../../src/presenters/project.js'
 import { ProjectResponseSchema } from '../../../src/schemas/projects.js'
@@ -341,6 +342,75 @@ t.test('a project asked for again comes from the database as its reader\'s part 
   t.same(knownToGetSince(mark), known, 'told the version it held')
   t.equal((await findProject(db, internal.id, reader('erin@acme.test'), known))?.kept, false, 'which the project is no longer at')
   t.equal(changed.kept.body, await reference('erin@acme.test', id), 'Fastify\'s bytes')
+})
+
+/** The children versions the app told a change's statement it holds, in the first one sent since `mark` (db/project-mutations.ts, `knownChildren`). */
+function knownChildrenSince (mark: number): string[] {
+  const change = sent.slice(mark).find((q) => q.sql.includes('"children_kept"'))
+  if (change === undefined) throw new Error('no change was sent')
+  const known = change.parameters.find(Array.isArray)
+  if (known === undefined) throw new Error('the change has no children versions among its parameters')
+  return known as string[]
+}
+
+t.test('a change after a change gets its project from the database without the children the app holds written, and writes the same bytes', async (t) => {
+  const internal = website
+  const id = websiteId
+  const api = client(app, erin)
+  const erinId = people.find((p) => p.email === 'erin@acme.test')!.id
+  await api.updateName({ project_id: id, name: 'Children kept, first' })
+  let mark = sent.length
+  const second = await api.updateName({ project_id: id, name: 'Children kept, second' })
+  t.equal(second.statusCode, 200)
+  t.equal(second.body, await reference('erin@acme.test', id), 'Fastify\'s bytes')
+  const known = knownChildrenSince(mark)
+  t.equal(known.length, 1, 'the app told the change the version of the children it holds')
+  t.equal(known[0]!.split(' ')[0], internal.id, 'of this project')
+
+  // What the database sends: the project's own columns and the reader's, no children; told nothing, all of it.
+  const change = async (name: string, knownChildren?: string[]) => {
+    const result = await updateProjectField(db, { projectId: internal.id, personId: erinId, tokenId: null, field: 'name', value: name, knownChildren })
+    if (result.outcome !== 'done') throw new Error(result.outcome)
+    return result.project
+  }
+  const told = await change('Children kept, told', known)
+  t.ok(told.childrenKept, 'at the version held: the children left out')
+  t.equal(told.childrenVersion, known[0], 'the same version')
+  const fields = Object.keys(JSON.parse(told.aggregate) as object)
+  t.notOk(fields.includes('contributors') || fields.includes('milestones') || fields.includes('subscription_list'), 'no child\'s column')
+  t.ok(fields.includes('name') && fields.includes('description') && fields.includes('space_name') && fields.includes('notifications'), 'its own columns and the reader\'s')
+  const untold = await change('Children kept, untold')
+  t.equal(untold.childrenKept, false, 'told nothing: whole')
+  const whole = JSON.parse(untold.aggregate) as Record<string, unknown>
+  for (const column of KEPT_COLUMNS) delete whole[column]
+  t.same(fields, Object.keys(whole), 'every other column of the whole text, in its order')
+  t.same(Object.keys(JSON.parse(untold.aggregate) as object), [...OWN_COLUMNS, ...KEPT_COLUMNS, ...PERSONAL_COLUMNS], 'the whole: its own columns, its kept children\'s, the reader\'s')
+  t.equal(untold.childrenVersion, told.childrenVersion, 'a rename leaves the children at their version')
+
+  // A child changed (a milestone retitled in SQL): another version, sent whole, then held again.
+  await sql`UPDATE project_milestones SET title = 'Retitled for the children' WHERE id = (SELECT min(id::text)::uuid FROM project_milestones WHERE project_id = ${internal.id}::uuid)`.execute(db)
+  mark = sent.length
+  const afterChild = await api.updateName({ project_id: id, name: 'After the child changed' })
+  t.equal(afterChild.body, await reference('erin@acme.test', id), 'after the child changed: Fastify\'s bytes')
+  t.match(afterChild.body, /Retitled for the children/)
+  t.same(knownChildrenSince(mark), known, 'the app told the version it held')
+  t.equal((await change('Children kept, stale', known)).childrenKept, false, 'which the children are no longer at')
+  mark = sent.length
+  const again = await api.updateName({ project_id: id, name: 'Again after the child changed' })
+  t.equal(again.body, await reference('erin@acme.test', id), 'again: Fastify\'s bytes')
+  t.not(knownChildrenSince(mark)[0], known[0], 'the new version held')
+
+  // A description that subscribes someone builds the children in the statement: no version, sent whole.
+  const newcomer = await db.insertInto('people')
+    .values({ company_id: (await db.selectFrom('projects').where('id', '=', internal.id).select('company_id').executeTakeFirstOrThrow()).company_id, full_name: 'Kim Keptchildren', email: 'kim.keptchildren@acme.test' })
+    .returning('id').executeTakeFirstOrThrow()
+  const described = await api.updateDescription({ project_id: id, description: JSON.stringify({ type: 'doc', content: [{ type: 'mention', attrs: { id: shortId(newcomer.id), label: 'Kim' } }] }) })
+  t.equal(described.statusCode, 200)
+  t.match(described.body, /Kim Keptchildren/, 'the new subscriber in the answer')
+  const { written } = await both(erin, (api) => api.get(id))
+  t.equal(described.body, written.body, 'the bytes of the read after it, by the app that keeps nothing')
+  const renamed = await api.updateName({ project_id: id, name: 'After the subscription' })
+  t.equal(renamed.body, await reference('erin@acme.test', id), 'the next change: Fastify\'s bytes')
 })
 
 t.test('a page asked for again after a change anywhere is its new bytes', async (t) => {
