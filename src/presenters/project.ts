@@ -9,7 +9,7 @@ import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
 import type { ChangedProject } from '../db/project-mutations.js'
 import { childrenVersionOf, cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart, type VersionedProject } from '../db/project-aggregate.js'
-import { answerKey, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
+import { answerKey, type AnswerCache, type Kept, type RecentVersions } from '../plugins/answers.js'
 import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeProject, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
@@ -410,9 +410,14 @@ const childrenVersionKey = (version: string) => `children ${version}`
  * whatever the cache drops meanwhile.
  */
 export function heldChildren (answers: AnswerCache, recent: RecentVersions, projectId: string): Map<string, KeptChildren> {
-  const held = new Map<string, KeptChildren>()
-  for (const version of recent.of(projectId)) {
-    const kept = answers.peek<KeptChildren>(childrenVersionKey(version))
+  return heldAt<KeptChildren>(answers, recent, projectId, childrenVersionKey)
+}
+
+/** What `answers` holds under `keyOf` each version recent answers of `scope` showed, by version. */
+function heldAt<T extends Kept> (answers: AnswerCache, recent: RecentVersions, scope: string, keyOf: (version: string) => string): Map<string, T> {
+  const held = new Map<string, T>()
+  for (const version of recent.of(scope)) {
+    const kept = answers.peek<T>(keyOf(version))
     if (kept !== undefined) held.set(version, kept)
   }
   return held
@@ -517,7 +522,7 @@ export function projectAnswer (answers: AnswerCache, read: VersionedProject, hel
 const PAGE_OPEN = Buffer.from('{"projects":[')
 const COMMA = Buffer.from(',')
 
-/** Where a project written at a version (db/project-list.ts, sharedVersion) is kept, beside its key by text. */
+/** Where a project written at a version (db/project-aggregate.ts, sharedVersion) is kept, instead of under its text's digest. */
 const versionKey = (version: string) => `project ${version}`
 
 /**
@@ -528,12 +533,7 @@ const versionKey = (version: string) => `project ${version}`
  * drops meanwhile.
  */
 export function heldProjects (answers: AnswerCache, recent: RecentVersions, scope: string): Map<string, KeptProject> {
-  const held = new Map<string, KeptProject>()
-  for (const version of recent.of(scope)) {
-    const kept = answers.peek<KeptProject>(versionKey(version))
-    if (kept !== undefined) held.set(version, kept)
-  }
-  return held
+  return heldAt<KeptProject>(answers, recent, scope, versionKey)
 }
 
 /**

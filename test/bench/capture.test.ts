@@ -81,11 +81,38 @@ t.test('a read captured again carries the versions its database holds then, and 
   t.ok(fresh.every((row) => row.kept === true), 'and its replay sends no project whole')
 })
 
-t.test('projects/get\'s replay tells the database the version each target\'s project is at now (bench_targets.known)', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+/** A database of its own with the small dataset; two targets of its normal set. */
+async function seeded (t: Tap) {
   const database = await createTestDatabase()
   t.teardown(() => database.close())
   const data = await seedDataset(database.db, SIZE, { tokenConcurrency: 2 })
   const [target, other] = data.normal as [Target, Target]
+  return { database, data, target, other }
+}
+
+/**
+ * The captured statement sent for `other` as pgbench sends it: with that target's
+ * project and token's digest, and `versions` where the capture sent the list
+ * `captured` (its first version), on a connection of its own.
+ */
+async function sendFor<R> (url: string, statement: { sql: string, parameters: readonly unknown[] }, target: Target, other: Target, captured: string, versions: string[]): Promise<R> {
+  const parameters = statement.parameters.map((p) => p === target.projectId
+    ? other.projectId
+    : Buffer.isBuffer(p) && p.equals(target.digest) ? other.digest : Array.isArray(p) && p[0] === captured ? versions : p)
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows: [row] } = await client.query(statement.sql, parameters)
+    return row as R
+  } finally {
+    await client.end()
+  }
+}
+
+t.test('projects/get\'s replay tells the database the version each target\'s project is at now (bench_targets.known)', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
+  const { database, data, target, other } = await seeded(t)
   const { get: capture } = await captureStatements(database.url!, { get: target }, {}, ['get'])
   t.equal(capture.known?.length, 1, 'the capture names the version of its target\'s project')
   t.match(capture.known?.[0], VERSION)
@@ -97,19 +124,7 @@ t.test('projects/get\'s replay tells the database the version each target\'s pro
 
   await writeBenchTargets(database.db, data)
   // Another target's statement, as pgbench sends it: the captured one with that target's values.
-  const replay = async (known: string[]) => {
-    const parameters = statement!.parameters.map((p) => p === target.projectId
-      ? other.projectId
-      : Buffer.isBuffer(p) && p.equals(target.digest) ? other.digest : Array.isArray(p) && p[0] === capture.known![0] ? known : p)
-    const client = new pg.Client({ connectionString: database.url })
-    await client.connect()
-    try {
-      const { rows: [row] } = await client.query<{ kept: boolean, aggregate: string }>(statement!.sql, parameters)
-      return row!
-    } finally {
-      await client.end()
-    }
-  }
+  const replay = async (known: string[]) => sendFor<{ kept: boolean, aggregate: string }>(database.url!, statement!, target, other, capture.known![0]!, known)
   const versionOf = async () => {
     await writeBenchVersions(database.db)
     const { rows: [row] } = await sql<{ known: string[] }>`SELECT known FROM bench_targets WHERE kind = 'normal' AND n = ${other.n}`.execute(database.db)
@@ -130,10 +145,7 @@ t.test('projects/get\'s replay tells the database the version each target\'s pro
 })
 
 t.test('a change\'s replay tells the database the version of each target\'s kept children as the transaction finds them', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
-  const database = await createTestDatabase()
-  t.teardown(() => database.close())
-  const data = await seedDataset(database.db, SIZE, { tokenConcurrency: 2 })
-  const [target, other] = data.normal as [Target, Target]
+  const { database, data, target, other } = await seeded(t)
   const { update_name: capture } = await captureStatements(database.url!, { update_name: target }, {}, ['update_name'])
   t.equal(capture.knownChildren?.length, 1, 'the capture names the version of its target\'s children, which the server holds after the changes before it')
   const [statement] = capture.statements
@@ -148,13 +160,7 @@ t.test('a change\'s replay tells the database the version of each target\'s kept
   // The lookup for another target, then its change as pgbench sends it.
   const { rows: [found] } = await sql<{ known_children: string[] }>`SELECT ${sql.raw(lookup![1]!.replaceAll(':r', '1'))} FROM bench_targets t WHERE t.kind = 'normal' AND t.n = ${other.n}`.execute(database.db)
   t.equal(found!.known_children[0]!.split(' ')[0], other.projectId, 'the other target\'s children')
-  const client = new pg.Client({ connectionString: database.url })
-  await client.connect()
-  t.teardown(() => client.end())
-  const parameters = statement!.parameters.map((p) => p === target.projectId
-    ? other.projectId
-    : Buffer.isBuffer(p) && p.equals(target.digest) ? other.digest : Array.isArray(p) && p[0] === capture.knownChildren![0] ? found!.known_children : p)
-  const { rows: [changed] } = await client.query<{ children_kept: boolean, children_version: string }>(statement!.sql, parameters)
-  t.equal(changed!.children_kept, true, 'sent without the children, as the server\'s change is')
-  t.equal(changed!.children_version, found!.known_children[0])
+  const changed = await sendFor<{ children_kept: boolean, children_version: string }>(database.url!, statement!, target, other, capture.knownChildren![0]!, found!.known_children)
+  t.equal(changed.children_kept, true, 'sent without the children, as the server\'s change is')
+  t.equal(changed.children_version, found!.known_children[0])
 })

@@ -242,11 +242,16 @@ t.test('projects/list answers the same bytes, page after page, and shares what p
  * asks the app that keeps answers first.
  */
 function knownSince (mark: number): string[] {
-  const page = sent.slice(mark).find((q) => q.sql.includes('row_xmin'))
-  if (page === undefined) throw new Error('no page was read')
   // The one list among its parameters when no roles are asked for.
-  const known = page.parameters.find(Array.isArray)
-  if (known === undefined) throw new Error('the page has no versions held among its parameters')
+  return toldSince(mark, 'row_xmin', 'page')
+}
+
+/** The first list among the parameters of the first statement sent since `mark` whose SQL holds `marker` (a `what`). */
+function toldSince (mark: number, marker: string, what: string): string[] {
+  const statement = sent.slice(mark).find((q) => q.sql.includes(marker))
+  if (statement === undefined) throw new Error(`no ${what} was sent`)
+  const known = statement.parameters.find(Array.isArray)
+  if (known === undefined) throw new Error(`the ${what} has no versions held among its parameters`)
   return known as string[]
 }
 
@@ -285,11 +290,7 @@ t.test('a page asked for again comes from the database as its readers\' parts al
 
 /** The versions the app told the database it holds in the first projects/get statement sent since `mark` (db/project-aggregate.ts, `known`). */
 function knownToGetSince (mark: number): string[] {
-  const read = sent.slice(mark).find((q) => q.sql.includes('"acc"."version"'))
-  if (read === undefined) throw new Error('no project was read')
-  const known = read.parameters.find(Array.isArray)
-  if (known === undefined) throw new Error('the read has no versions held among its parameters')
-  return known as string[]
+  return toldSince(mark, '"acc"."version"', 'read of a project')
 }
 
 t.test('a project asked for again comes from the database as its reader\'s part alone, is written from what was kept, and whole once it changed', async (t) => {
@@ -346,11 +347,7 @@ t.test('a project asked for again comes from the database as its reader\'s part 
 
 /** The children versions the app told a change's statement it holds, in the first one sent since `mark` (db/project-mutations.ts, `knownChildren`). */
 function knownChildrenSince (mark: number): string[] {
-  const change = sent.slice(mark).find((q) => q.sql.includes('"children_kept"'))
-  if (change === undefined) throw new Error('no change was sent')
-  const known = change.parameters.find(Array.isArray)
-  if (known === undefined) throw new Error('the change has no children versions among its parameters')
-  return known as string[]
+  return toldSince(mark, '"children_kept"', 'change')
 }
 
 t.test('a change after a change gets its project from the database without the children the app holds written, and writes the same bytes', async (t) => {
