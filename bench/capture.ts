@@ -11,7 +11,7 @@ import { CompiledQuery, sql, type KyselyPlugin, type LogEvent, type PluginTransf
 import app, { appOptions } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions } from '../src/db/index.js'
-import { sharedVersion } from '../src/db/project-aggregate.js'
+import { projectChildrenVersion, sharedVersion } from '../src/db/project-aggregate.js'
 import { ACTIVITIES, OPERATIONS, PER_CONNECTION, httpRequest, type OperationName, type Target } from './operations.js'
 
 export interface CapturedStatement {
@@ -105,9 +105,8 @@ export async function captureStatements<O extends OperationName = OperationName>
       const { rows: [row] } = await sql<{ version: string }>`SELECT ${sharedVersion(sql`p.xmin`)} AS version FROM projects p WHERE p.id = ${projectId}`.execute(counting)
       return row!.version
     }
-    // db/project-aggregate.ts's childrenVersion.
     const childrenVersion = async (projectId: string) => {
-      const { rows: [row] } = await sql<{ version: string }>`SELECT kc.project_id::text || ' ' || kc.xmin::text AS version FROM project_children kc WHERE kc.project_id = ${projectId}`.execute(counting)
+      const { rows: [row] } = await sql<{ version: string }>`SELECT ${projectChildrenVersion(sql`${projectId}::uuid`)} AS version`.execute(counting)
       return row!.version
     }
     for (const operation of operations) {

@@ -9,9 +9,10 @@ import { execFile } from 'node:child_process'
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { CompiledQuery } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../src/db/index.js'
-import { findProject } from '../src/db/project-aggregate.js'
+import { findProject, projectChildrenVersion } from '../src/db/project-aggregate.js'
+import { sqlText } from '../src/db/prepared.js'
 import { PLAN_CACHE_MODE } from '../src/db/statement-names.js'
 import type { Capture, CapturedStatement } from './capture.js'
 import { BackendCpu } from './load.js'
@@ -170,7 +171,7 @@ export function pgbenchScript (operation: OperationName, capture: Capture, targe
   // holds written from its change before: read here, as a change of the run may
   // have changed them (the first description with mentions of a project does).
   if (used.has('known_children')) {
-    columns.push("ARRAY[(SELECT kc.project_id::text || ' ' || kc.xmin::text FROM project_children kc WHERE kc.project_id = t.project_id)] AS known_children")
+    columns.push(`ARRAY[${sqlText(projectChildrenVersion(sql.ref('t.project_id')))}] AS known_children`)
   }
   if (used.has('new_name')) columns.push(`${quote(NAME_PREFIX)} || :r::text AS new_name`)
   if (used.has('new_description')) columns.push(`replace(t.description, ${quote(REVISION_MARKER)}, :r::text) AS new_description`)

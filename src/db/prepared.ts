@@ -4,7 +4,7 @@
 // with db.executeQuery, so it still goes through Kysely and its log hook.
 import {
   createQueryId, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql,
-  type Compilable, type CompiledQuery, type Expression
+  type Compilable, type CompiledQuery, type Expression, type RawBuilder
 } from 'kysely'
 import { nameStatement } from './statement-names.js'
 import type { Database } from './types.js'
@@ -18,6 +18,13 @@ const compiler = new Kysely<Database>({
     createQueryCompiler: () => new PostgresQueryCompiler()
   }
 })
+
+/** An expression as SQL text, for a script that sends it as written (bench/pgbench.ts); it must take no parameter. */
+export function sqlText (expression: RawBuilder<unknown>): string {
+  const compiled = expression.compile(compiler)
+  if (compiled.parameters.length > 0) throw new Error(`sqlText: the expression takes parameters: ${compiled.sql}`)
+  return compiled.sql
+}
 
 /** The declaration of a value of type T that a statement takes. */
 export class Value<T> {

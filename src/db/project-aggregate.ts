@@ -340,9 +340,13 @@ export function aggregateText (row: string): RawBuilder<string | null> {
  * sharedVersion (childrenVersionOf). The same version is the same children's text.
  */
 function childrenVersion (row: string, built?: Expression<boolean>): RawBuilder<string | null> {
-  const id = sql.ref(`${row}.id`)
-  const version = sql<string | null>`(SELECT ${id}::text || ' ' || kc.xmin::text FROM project_children kc WHERE kc.project_id = ${id})`
+  const version = projectChildrenVersion(sql.ref(`${row}.id`))
   return built === undefined ? version : sql<string | null>`CASE WHEN ${built} THEN NULL ELSE ${version} END`
+}
+
+/** The version of the kept children of the project whose id is `projectId`, as they are in the statement's snapshot (childrenVersion). */
+export function projectChildrenVersion (projectId: Expression<string>): RawBuilder<string | null> {
+  return sql<string | null>`(SELECT ${projectId}::text || ' ' || kc.xmin::text FROM project_children kc WHERE kc.project_id = ${projectId})`
 }
 
 /** The version of a project's kept children within its version (sharedVersion), or null. */

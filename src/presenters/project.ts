@@ -490,10 +490,11 @@ function readerFields (reader: ReaderPart): Buffer {
  * A read project as its schema writes it, in pieces: from the bytes kept for the
  * part of its text that every reader shares, with the reader's own fields, else
  * written now and kept (plugins/answers.ts): under `keptUnder` when given (its
- * version's key), else under the digest of that text. `seen` is shared by the
- * projects of one answer. `kept` is what is kept of it, when it can be.
+ * version's key), else under the digest of that text; its children taken by
+ * `childrenVersion` when given. `seen` is shared by the projects of one answer.
+ * `kept` is what is kept of it, when it can be.
  */
-function projectBytes (answers: AnswerCache, read: ProjectText, seen?: PeopleSeen, keptUnder?: string, childrenVersion?: string | null): { parts: Buffer[], kept?: KeptProject } {
+function projectBytes (answers: AnswerCache, read: ProjectText, { seen, keptUnder, childrenVersion }: { seen?: PeopleSeen, keptUnder?: string, childrenVersion?: string | null } = {}): { parts: Buffer[], kept?: KeptProject } {
   const cut = cutProject(read)
   const key = cut === null ? undefined : keptUnder ?? answerKey('project', cut.shared)
   const kept = key === undefined ? undefined : answers.get<KeptProject>(key)
@@ -512,7 +513,7 @@ const ANSWER_CLOSE_BYTES = Buffer.from(ANSWER_CLOSE)
 /**
  * A read project's answer (projects/get): `{"project":…}`, from what is kept when it
  * can be. A project the database sent as its reader's part alone is written from
- * `held` (heldProjects); every other is kept under its version too.
+ * `held` (heldProjects); every other is kept under its version.
  */
 export function projectAnswer (answers: AnswerCache, read: VersionedProject, held: ReadonlyMap<string, KeptProject>): Buffer {
   return Buffer.concat([ANSWER_OPEN_BYTES, ...versionedProjectBytes(answers, read, held), ANSWER_CLOSE_BYTES])
@@ -571,5 +572,5 @@ function versionedProjectBytes (answers: AnswerCache, read: VersionedProject, he
   // Kept under its version, which names the shared text as its digest would, so that
   // a page and a read share one entry whether the database sent the project whole
   // or not; under the digest when the statement could not tell the version.
-  return projectBytes(answers, read, seen, read.version === null ? undefined : versionKey(read.version), childrenVersionOf(read.version)).parts
+  return projectBytes(answers, read, { seen, keptUnder: read.version === null ? undefined : versionKey(read.version), childrenVersion: childrenVersionOf(read.version) }).parts
 }
