@@ -12,6 +12,7 @@ import app, { appOptions } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions } from '../src/db/index.js'
 import { projectChildrenVersion, sharedVersion } from '../src/db/project-aggregate.js'
+import { inboxVersion } from './seed.js'
 import { ACTIVITIES, OPERATIONS, PER_CONNECTION, httpRequest, type OperationName, type Target } from './operations.js'
 
 export interface CapturedStatement {
@@ -35,7 +36,9 @@ export interface Capture {
   ifMatch?: string
   /**
    * A read's: the version its target's project was at (db/project-aggregate.ts,
-   * sharedVersion), as a server that read it before tells projects/get's statement.
+   * sharedVersion), as a server that read it before tells projects/get's statement;
+   * a reader's, the version of their page of notifications (db/notifications.ts),
+   * which notifications/list's statement is told.
    */
   known?: string[]
   /**
@@ -159,7 +162,10 @@ export async function captureStatements<O extends OperationName = OperationName>
           named: named.has(e.query.sql)
         }
       })
-      const known = ACTIVITIES[operation] === 0 ? { known: [await version(targets[operation].projectId)] } : {}
+      // A read's: the version its server holds (a reader's, of the page; projects', of the project).
+      const known = ACTIVITIES[operation] === 0
+        ? { known: [operation === 'list_notifications' ? (await inboxVersion(counting, targets[operation].personId))! : await version(targets[operation].projectId)] }
+        : {}
       captures[operation] = { revision, statements, notified: (await notifications()) - before, ...(etag === undefined ? {} : { ifMatch: etag.replace(/^"|"$/g, '') }), ...known, ...knownChildren }
     }
     return captures

@@ -6,7 +6,9 @@
 // relationship is plain arithmetic and no row has to be read back to link another.
 import { CompiledQuery, sql, type Transaction } from 'kysely'
 import type { Db } from '../src/db/index.js'
+import { listNotifications } from '../src/db/notifications.js'
 import { sharedVersion } from '../src/db/project-aggregate.js'
+import { NOTIFICATION_PAGE } from '../src/schemas/notifications.js'
 import type { Database } from '../src/db/types.js'
 import { createToken, tokenDigest } from '../src/db/tokens.js'
 import { shortId } from '../src/ids.js'
@@ -386,11 +388,26 @@ export async function writeBenchTargets (db: Db, sets: Record<TargetSet, readonl
 }
 
 /**
+ * The version of a person's first page of notifications at the default size, as
+ * notifications/list shows it to a client opening the inbox (db/notifications.ts).
+ */
+export async function inboxVersion (db: Db, personId: string): Promise<string | null> {
+  return (await listNotifications(db, { personId, tokenId: null }, { limit: NOTIFICATION_PAGE.default, offset: 0 })).version
+}
+
+/**
  * bench_targets' `known`: the version each target's project is at now
  * (db/project-aggregate.ts, sharedVersion), the one a server that read it before
- * holds written and tells projects/get's statement of. Before each replay of a
- * read: the runs before it changed the projects.
+ * holds written and tells projects/get's statement of; a reader's, the version of
+ * their first page of notifications (inboxVersion), which notifications/list's
+ * statement is told. Before each replay of a read: the runs before it changed the
+ * projects.
  */
 export async function writeBenchVersions (db: Db): Promise<void> {
-  await sql`UPDATE bench_targets t SET known = ARRAY[(SELECT ${sharedVersion(sql`p.xmin`)} FROM projects p WHERE p.id = t.project_id)]`.execute(db)
+  await sql`UPDATE bench_targets t SET known = ARRAY[(SELECT ${sharedVersion(sql`p.xmin`)} FROM projects p WHERE p.id = t.project_id)]
+    WHERE t.kind <> 'readers'`.execute(db)
+  const { rows: readers } = await sql<{ n: number, person_id: string }>`SELECT n, person_id FROM bench_targets WHERE kind = 'readers'`.execute(db)
+  for (const { n, person_id: personId } of readers) {
+    await sql`UPDATE bench_targets SET known = ARRAY[${await inboxVersion(db, personId)}::text] WHERE kind = 'readers' AND n = ${n}`.execute(db)
+  }
 }

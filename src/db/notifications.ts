@@ -3,7 +3,7 @@
 // longer see is left out of the list and the count (its project's name could have
 // changed since), though it stays theirs to mark.
 import { expressionBuilder, sql, type Expression, type Kysely, type Selectable } from 'kysely'
-import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
+import { jsonArrayFrom } from 'kysely/helpers/postgres'
 import { ACCESS, hasAccess, type PersonRef } from './access.js'
 import { value } from './prepared.js'
 import type { PersonRow } from './project-aggregate.js'
@@ -19,9 +19,6 @@ function visibleProject (projectId: Expression<string | null>, person: PersonRef
     .where((eb) => hasAccess(eb.table('p'), person, ACCESS.view))
 }
 
-// The caller's person, from the statement's `caller` (db/caller.ts).
-const ME = sql<string>`caller.person_id`
-
 // A notification's project, left-joined as `p`: there whenever the notification
 // names one (the foreign key), which is when its access is asked for.
 const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
@@ -29,35 +26,65 @@ const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
 // One row whenever the caller is valid, holding the page as one JSON array: a
 // hundred rows would each cost the driver a row of its own, dates parsed into
 // Date objects and two JSON texts parsed, for an answer that is JSON again. The
-// array comes as text, parsed only when no answer was written from the same text
-// (plugins/answers.ts).
+// array comes as text, parsed only when no answer was written from it
+// (plugins/answers.ts), and not at all when the server says it holds the page
+// written at its version (`known`).
 //
 // Each notification's project and author are looked up by their keys, the author
 // only for the notifications of the page: joined as tables, the plan PostgreSQL
 // keeps for every person (who may have a few notifications or thousands) read the
 // whole of projects and activities into hash tables for each page, a cost that grew
 // with every change anyone made.
-const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>() }, (withCaller, v) => withCaller
-  .selectFrom('caller')
-  .select((eb) => sql<string>`(${jsonArrayFrom(eb.selectFrom('notifications as n')
-    .innerJoin('people as me', 'me.id', 'n.person_id')
-    // The project looked up once, for the person's access and for its name.
-    .leftJoinLateral((eb) => fenced(eb.selectFrom('projects as np')
-      .whereRef('np.id', '=', 'n.project_id')
-      .select(['np.id', 'np.name', 'np.company_id', 'np.space_id', 'np.public_access', 'np.company_access', 'np.space_access'])).as('p'),
+const PAGE_ROWS = (v: { limit: Expression<number>, offset: Expression<number> }) => expressionBuilder<Database>()
+  .selectFrom('notifications as n')
+  .innerJoin('people as me', 'me.id', 'n.person_id')
+  // The project looked up once, for the person's access and for its name.
+  .leftJoinLateral((eb) => fenced(eb.selectFrom('projects as np')
+    .whereRef('np.id', '=', 'n.project_id')
+    .select(['np.id', 'np.name', 'np.company_id', 'np.space_id', 'np.public_access', 'np.company_access', 'np.space_access', sql<string>`np.xmin::text`.as('version')])).as('p'),
+  (join) => join.onTrue())
+  .where('n.person_id', '=', CALLER_PERSON)
+  .where((eb) => eb.or([eb('n.project_id', 'is', null), hasAccess(JOINED_PROJECT, eb.table('me'), ACCESS.view)]))
+  .select([
+    'n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at', 'n.activity_id', sql<string>`n.xmin::text`.as('version'),
+    'p.id as project_id', 'p.name as project_name', 'p.version as project_version'
+  ])
+  .orderBy('n.inserted_at', 'desc').orderBy('n.id', 'desc')
+  .limit(v.limit).offset(v.offset)
+
+// The version of a page (`page` in scope): each notification's id and the xmin of
+// its row, of its project's row and of its activity's and author's rows, in the
+// page's order, digested. A notification marked read, a project renamed or hidden,
+// an author renamed, a notification added or gone: the version is another. The
+// same version is the same page text, and only the person's own notifications
+// are in it.
+const PAGE_VERSION = sql<string | null>`md5(string_agg(page.id::text || ' ' || page.version || ' ' || coalesce(page.project_version, '-') || ' ' ||
+  coalesce(page.activity_version, '-') || ' ' || coalesce(page.author_version, '-'), ',' ORDER BY page.inserted_at DESC, page.id DESC))`
+
+const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>(), known: value<string[]>() }, (withCaller, v) => withCaller
+  // The page read once, for its version and, unless the server holds it, its text.
+  .with((cte) => cte('page').materialized(), (qb) => qb.selectFrom(PAGE_ROWS(v).as('l'))
+    // Fenced, so that each is looked up by its keys, not joined as tables.
+    .leftJoinLateral((eb) => fenced(eb.selectFrom('activities as a')
+      .innerJoin('people as pe', 'pe.id', 'a.author_id')
+      .whereRef('a.id', '=', 'l.activity_id')
+      .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type',
+        sql<string>`a.xmin::text`.as('activity_version'), sql<string>`pe.xmin::text`.as('author_version')])).as('au'),
     (join) => join.onTrue())
-    .where('n.person_id', '=', ME)
-    .where((eb) => eb.or([eb('n.project_id', 'is', null), hasAccess(JOINED_PROJECT, eb.table('me'), ACCESS.view)]))
-    .select((eb) => [
-      'n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at',
-      sql<{ id: string, name: string } | null>`CASE WHEN p.id IS NOT NULL THEN json_build_object('id', p.id, 'name', p.name) END`.as('project'),
-      jsonObjectFrom(eb.selectFrom('activities as a')
-        .innerJoin('people as pe', 'pe.id', 'a.author_id')
-        .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type'])
-        .whereRef('a.id', '=', 'n.activity_id')).as('author')
+    .selectAll('l')
+    .select(['au.id as author_id', 'au.full_name', 'au.email', 'au.title', 'au.avatar_url', 'au.type', 'au.activity_version', 'au.author_version']))
+  .selectFrom('caller')
+  // Fenced (OFFSET 0): inlined, each reference to the version would compute it again.
+  .leftJoinLateral(sql<{ version: string | null, kept: boolean }>`(SELECT v.version, coalesce(v.version = ANY(${v.known}::text[]), false) AS kept
+    FROM (SELECT ${PAGE_VERSION} AS version FROM page OFFSET 0) v)`.as('v'), (join) => join.onTrue())
+  .select((eb) => ['v.version', eb.ref('v.kept').$notNull().as('kept'), sql<string | null>`CASE WHEN v.kept THEN NULL ELSE (${jsonArrayFrom(eb.selectFrom('page')
+    .select([
+      'page.id', 'page.action', 'page.read', 'page.read_at', 'page.inserted_at',
+      sql<{ id: string, name: string } | null>`CASE WHEN page.project_id IS NOT NULL THEN json_build_object('id', page.project_id, 'name', page.project_name) END`.as('project'),
+      sql<PersonRow | null>`CASE WHEN page.author_id IS NOT NULL THEN json_build_object('id', page.author_id, 'full_name', page.full_name,
+        'email', page.email, 'title', page.title, 'avatar_url', page.avatar_url, 'type', page.type) END`.as('author')
     ])
-    .orderBy('n.inserted_at', 'desc').orderBy('n.id', 'desc')
-    .limit(v.limit).offset(v.offset))})::text`.as('items')))
+    .orderBy('page.inserted_at', 'desc').orderBy('page.id', 'desc'))})::text END`.as('items')]))
 
 /** A notification of a page, as the page's JSON holds it (timestamps as text). */
 export type NotificationRow = {
@@ -70,19 +97,28 @@ export type NotificationRow = {
   author: PersonRow | null
 }
 
-/** A page of the caller's notifications, newest first, as JSON text. */
+/** A page of the caller's notifications, newest first. */
 export interface NotificationPage {
-  items: string
+  /** What the page is made from (PAGE_VERSION); null for an empty page. */
+  version: string | null
+  /** Whether the page is at a version the server said it holds: then `items` is null. */
+  kept: boolean
+  /** The page as JSON text, unless kept. */
+  items: string | null
 }
 
-/** A page of the caller's notifications, newest first. */
-export async function listNotifications (db: Kysely<Database>, actor: Actor, page: { limit: number, offset: number }): Promise<NotificationPage> {
-  const [row] = await runAs(db, LIST_NOTIFICATIONS, actor, page)
+/**
+ * A page of the caller's notifications, newest first; told the versions of the
+ * page the server holds written (`known`), it leaves out the text of a page at one.
+ */
+export async function listNotifications (db: Kysely<Database>, actor: Actor, page: { limit: number, offset: number }, known: readonly string[] = []): Promise<NotificationPage> {
+  const [row] = await runAs(db, LIST_NOTIFICATIONS, actor, { ...page, known: [...known] })
   return row!
 }
 
 /** The notifications of a page, parsed. */
 export function parseNotifications (page: NotificationPage): NotificationRow[] {
+  if (page.items === null) throw new Error('parseNotifications: the page came without its text (kept)')
   return JSON.parse(page.items) as NotificationRow[]
 }
 

@@ -14,16 +14,19 @@
 // A page of projects, or a project, asked for again is confirmed by version
 // instead of sent: its statement is told the versions of the projects the server
 // holds written (RecentVersions below, db/project-list.ts, db/project-aggregate.ts),
-// and returns only the readers' parts of those that are still at them.
+// and returns only the readers' parts of those that are still at them. A page of
+// notifications is confirmed by the page's version (db/notifications.ts), and then
+// not sent at all.
 // A change's answer is not kept, but its project's children's fields are, written,
 // under the children's version (or the digest of their text when the statement could
 // not tell it; presenters/project.ts, KeptChildren): the next change of the project,
 // or a read that finds no whole answer, writes only the rest, and the next change's
 // statement, told the version, does not send them.
 // Keys are versions or digests of content, not people: everyone who reads a project shares one
-// entry, and two people who see a page of notifications alike share another. The
-// digest is taken here, not in SQL: native SHA-256 costs the embedded database's
-// WebAssembly several times more. Bounded by bytes (ANSWER_CACHE_MB, off the
+// entry (a page of notifications is one person's own: its version names their
+// notifications). The digest of a text is taken here, not in SQL: native SHA-256
+// costs the embedded database's WebAssembly several times more (a page's version
+// is an MD5 in SQL, of a few kilobytes of ids and versions, not of the page). Bounded by bytes (ANSWER_CACHE_MB, off the
 // JavaScript heap), least recently used out first.
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
@@ -40,6 +43,8 @@ declare module 'fastify' {
     recentProjects: RecentVersions
     /** The version of the kept children of each project a change recently answered, its id the scope (RecentVersions). */
     recentChildren: RecentVersions
+    /** The version of each page of notifications recently answered, the token (or person) and the page its scope (RecentVersions). */
+    recentInboxes: RecentVersions
   }
 }
 
@@ -180,6 +185,20 @@ export class RecentVersions {
   }
 }
 
+/**
+ * What `answers` holds under `keyOf` each version recent answers of `scope` showed,
+ * by version: what a statement may be told the server holds written, held here for
+ * the request whatever the cache drops meanwhile.
+ */
+export function heldAt<T extends Kept> (answers: AnswerCache, recent: RecentVersions, scope: string, keyOf: (version: string) => string): Map<string, T> {
+  const held = new Map<string, T>()
+  for (const version of recent.of(scope)) {
+    const kept = answers.peek<T>(keyOf(version))
+    if (kept !== undefined) held.set(version, kept)
+  }
+  return held
+}
+
 /** Drops the entries of `map` in insertion order, oldest first, while `over()` holds, telling `dropped` of each. */
 function dropOldest<K, V> (map: Map<K, V>, over: () => boolean, dropped: (value: V) => void = () => {}): void {
   for (const [key, value] of map) {
@@ -208,4 +227,5 @@ export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {
   fastify.decorate('recentPages', new RecentVersions(RECENT_PROJECTS, RECENT_PER_SCOPE))
   fastify.decorate('recentProjects', new RecentVersions(RECENT_PROJECTS, 1))
   fastify.decorate('recentChildren', new RecentVersions(RECENT_PROJECTS, 1))
+  fastify.decorate('recentInboxes', new RecentVersions(RECENT_PROJECTS, 1))
 }, { name: 'answers' })

@@ -1,7 +1,8 @@
 // A person's notification as notifications/list shows it: SPEC's Notification, with
 // the project (its current name, in the API's id form) and the author it is about.
 import { parseNotifications, type NotificationPage, type NotificationRow } from '../db/notifications.js'
-import { answerKey, type AnswerCache } from '../plugins/answers.js'
+import { answerKey, heldAt, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
+import type { Actor } from '../db/caller.js'
 import { writeNotificationPage } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { NotificationItem } from '../schemas/notifications.js'
@@ -46,12 +47,39 @@ export function toNotificationItems (rows: readonly NotificationRow[]): Notifica
   return rows.map((row) => toNotificationItem(row, people, projects))
 }
 
+/** Where a page of notifications written at a version (db/notifications.ts, PAGE_VERSION) is kept. */
+const pageVersionKey = (version: string) => `notifications ${version}`
+
 /**
- * notifications/list's answer for a page: the bytes written before from the same
- * page text, else written now and kept (plugins/answers.ts).
+ * Where the version of a page of an actor's notifications is remembered
+ * (plugins/answers.ts, RecentVersions): the token's digest (or the person acted
+ * for without one), the page's size and its start.
  */
-export function notificationPageAnswer (answers: AnswerCache, page: NotificationPage): Buffer {
-  const key = answerKey('notifications', page.items)
+export function inboxScope (actor: Actor, page: { limit: number, offset: number }): string {
+  const who = 'digest' in actor ? actor.digest.toString('base64') : `person ${actor.personId}`
+  return `${who} ${page.limit} ${page.offset}`
+}
+
+/** The page of `scope` this server holds written, at the version it last showed, by version. */
+export function heldPages (answers: AnswerCache, recent: RecentVersions, scope: string): Map<string, Buffer> {
+  return heldAt<Buffer>(answers, recent, scope, pageVersionKey)
+}
+
+/**
+ * notifications/list's answer for a page: the bytes `held` at the version the
+ * statement confirmed, or written before at the page's version (or from the same
+ * text, for a page without one), else written now and kept (plugins/answers.ts).
+ */
+export function notificationPageAnswer (answers: AnswerCache, page: NotificationPage, held: ReadonlyMap<string, Buffer>): Buffer {
+  if (page.kept) {
+    // The statement leaves out only the text of the versions it was given.
+    const kept = held.get(page.version ?? '')
+    if (kept === undefined) throw new Error(`page of notifications at version ${String(page.version)} sent without its text, which this server does not hold`)
+    // Counted and made recent as a hit.
+    answers.get(pageVersionKey(page.version!))
+    return kept
+  }
+  const key = page.version === null ? answerKey('notifications', page.items!) : pageVersionKey(page.version)
   let answer = answers.get<Buffer>(key)
   if (answer === undefined) {
     answer = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))

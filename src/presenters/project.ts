@@ -9,7 +9,7 @@ import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
 import type { ChangedProject } from '../db/project-mutations.js'
 import { childrenVersionOf, cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart, type VersionedProject } from '../db/project-aggregate.js'
-import { answerKey, type AnswerCache, type Kept, type RecentVersions } from '../plugins/answers.js'
+import { answerKey, heldAt, type AnswerCache, type Kept, type RecentVersions } from '../plugins/answers.js'
 import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeProject, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
@@ -411,16 +411,6 @@ const childrenVersionKey = (version: string) => `children ${version}`
  */
 export function heldChildren (answers: AnswerCache, recent: RecentVersions, projectId: string): Map<string, KeptChildren> {
   return heldAt<KeptChildren>(answers, recent, projectId, childrenVersionKey)
-}
-
-/** What `answers` holds under `keyOf` each version recent answers of `scope` showed, by version. */
-function heldAt<T extends Kept> (answers: AnswerCache, recent: RecentVersions, scope: string, keyOf: (version: string) => string): Map<string, T> {
-  const held = new Map<string, T>()
-  for (const version of recent.of(scope)) {
-    const kept = answers.peek<T>(keyOf(version))
-    if (kept !== undefined) held.set(version, kept)
-  }
-  return held
 }
 
 // Where a written project holds its reader's own fields: is_pinned's value, and

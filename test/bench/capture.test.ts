@@ -164,3 +164,39 @@ t.test('a change\'s replay tells the database the version of each target\'s kept
   t.equal(changed.children_kept, true, 'sent without the children, as the server\'s change is')
   t.equal(changed.children_version, found!.known_children[0])
 })
+
+t.test('notifications/list\'s replay tells the database the version of each reader\'s page (bench_targets.known)', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
+  const { database, data } = await seeded(t)
+  const [target, other] = data.readers as [Target, Target]
+  const { list_notifications: capture } = await captureStatements(database.url!, { list_notifications: target }, {}, ['list_notifications'])
+  t.equal(capture.known?.length, 1, 'the capture names the version of its reader\'s page')
+  t.match(capture.known?.[0], /^[0-9a-f]{32}$/)
+  const [statement] = capture.statements
+  t.ok(statement!.parameters.some((p) => Array.isArray(p) && p[0] === capture.known![0]), 'which the server told the database it holds')
+  const script = pgbenchScript('list_notifications', capture, target, data.readers.length)
+  t.match(script.text, /SELECT [^\n]*t\.known[^\n]* FROM bench_targets/, 'each transaction reads its reader\'s version')
+  t.match(script.text, /\(:known::text\[\]\)/, 'and sends it')
+
+  await writeBenchTargets(database.db, data)
+  const replay = async (known: string[]) => sendFor<{ kept: boolean, items: string | null, version: string }>(database.url!, statement!, target, other, capture.known![0]!, known)
+  const versionOf = async () => {
+    await writeBenchVersions(database.db)
+    const { rows: [row] } = await sql<{ known: string[] }>`SELECT known FROM bench_targets WHERE kind = 'readers' AND n = ${other.n}`.execute(database.db)
+    return row!.known
+  }
+  const before = await versionOf()
+  t.not(before[0], capture.known![0], 'another reader\'s version')
+  const read = await replay(before)
+  t.equal(read.kept, true, 'at the version bench_targets holds: no text')
+  t.equal(read.items, null)
+  t.equal(read.version, before[0])
+
+  await sql`UPDATE notifications SET read = NOT read, read_at = CASE WHEN read THEN NULL ELSE now() END
+    WHERE id = (SELECT id FROM notifications WHERE person_id = ${other.personId}::uuid ORDER BY inserted_at DESC, id DESC LIMIT 1)`.execute(database.db)
+  const stale = await replay(before)
+  t.equal(stale.kept, false, 'after a change, the version of before gives the page whole')
+  t.ok(JSON.parse(stale.items!).length > 0)
+  const after = await versionOf()
+  t.not(after[0], before[0], 'written anew, bench_targets holds its new version')
+  t.equal((await replay(after)).kept, true, 'with which the replay sends no text again')
+})

@@ -188,7 +188,8 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   // The list is the tables these statements name, no more and no fewer.
   // A schema-qualified table ("pgboss"."job") is named as TABLE_PRIVILEGES names it.
   const sent = statements.map((s) => SCHEMAS.reduce((text, schema) => text.replace(new RegExp(`"${schema}"\\."(\\w+)"`, 'g'), `"${schema}.$1"`), s))
-  const ctes = new Set(sent.flatMap((s) => [...s.matchAll(/"(\w+)" as \(/g)].map((m) => m[1]!)))
+  // A CTE is named before its query, materialized or not.
+  const ctes = new Set(sent.flatMap((s) => [...s.matchAll(/"(\w+)" as (?:(?:not )?materialized )?\(/g)].map((m) => m[1]!)))
   const named = (pattern: RegExp) => new Set(sent.flatMap((s) => [...s.matchAll(pattern)].map((m) => m[1]!)).filter((n) => !ctes.has(n)))
   const listed = (privilege: string) => Object.keys(TABLE_PRIVILEGES).filter((table) => TABLE_PRIVILEGES[table]!.includes(privilege as never)).sort()
   t.same([...named(/(?:from|join|update|into) (?!lateral\b|of\b|set\b)"?([\w.]+)"?(?![\w(])/gi)].filter((n) => n !== 'kysely_migration').sort(), Object.keys(TABLE_PRIVILEGES).sort(), 'every table used')

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { listNotifications, markAllRead, markRead, unreadCount } from '../../db/notifications.js'
 import { ApiError } from '../../errors.js'
 import { decodeId } from '../../ids.js'
-import { notificationPageAnswer } from '../../presenters/notification.js'
+import { heldPages, inboxScope, notificationPageAnswer } from '../../presenters/notification.js'
 import { sendAnswer } from '../../plugins/answers.js'
 import {
   EmptyResponseSchema, ListNotificationsQuerySchema, MarkAllAsReadBodySchema, MarkAsReadBodySchema, MarkManyAsReadBodySchema,
@@ -47,8 +47,15 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const page = pageParameter(request.query.page, '/page', PAGE)
     const perPage = pageParameter(request.query.per_page, '/per_page', NOTIFICATION_PAGE)
-    const notifications = await listNotifications(fastify.db, request.caller, { limit: perPage, offset: (page - 1) * perPage })
-    return sendAnswer(reply, notificationPageAnswer(fastify.answers, notifications))
+    const { answers, recentInboxes } = fastify
+    const range = { limit: perPage, offset: (page - 1) * perPage }
+    // The statement is told the version of the page this server holds written.
+    const scope = inboxScope(request.caller, range)
+    const held = heldPages(answers, recentInboxes, scope)
+    const notifications = await listNotifications(fastify.db, request.caller, range, [...held.keys()])
+    const answer = notificationPageAnswer(answers, notifications, held)
+    recentInboxes.remember(scope, [{ id: scope, version: notifications.version }])
+    return sendAnswer(reply, answer)
   })
 
   fastify.get('/get_unread_count', {

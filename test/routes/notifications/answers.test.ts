@@ -1,9 +1,11 @@
-// notifications/list writes a page the database returns as the same text as before
-// from the bytes kept then (plugins/answers.ts). The bytes must be those Fastify's own
-// serializer writes from the route's schema, with or without the page kept, and a
-// change to the inbox (a new notification, one marked read, a project renamed)
-// must be seen at once.
+// notifications/list writes a page the database returns at the same version as
+// before from the bytes kept then (plugins/answers.ts), and the database, told the
+// version the app holds, does not send the page's text. The bytes must be those
+// Fastify's own serializer writes from the route's schema, with or without the page
+// kept, and a change to the inbox (a new notification, one marked read, a project
+// renamed, an author renamed) must be seen at once.
 import t from 'tap'
+import { sql, type CompiledQuery, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
 import { loadDemo } from '../../../src/db/demo.js'
 import { listNotifications, parseNotifications } from '../../../src/db/notifications.js'
@@ -16,7 +18,9 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
 // The reference: the same page returned as an object from a route with the same
 // response schema, which Fastify serializes itself.
-const { app, db } = await build(t, { before: (server) => {
+// Every statement the app sends, with its parameters.
+const sent: CompiledQuery[] = []
+const { app, db } = await build(t, { log: (event: LogEvent) => { sent.push(event.query) }, before: (server) => {
   server.get('/reference/notifications', { schema: { response: { 200: NotificationListResponseSchema } } }, async (request) => {
     const { person, page, per } = request.query as { person: string, page: string, per: string }
     const notifications = await listNotifications(server.db, { personId: person, tokenId: null }, { limit: Number(per), offset: (Number(page) - 1) * Number(per) })
@@ -86,4 +90,78 @@ t.test('a change to the inbox is seen at once', async (t) => {
   await db.updateTable('projects').set({ name: 'Renamed behind the server' }).where('id', '=', website.id).execute()
   const renamed = await same(t, reader, 'after the project is renamed outside the app')
   t.ok(renamed.notifications.some((n) => n.project?.name === 'Renamed behind the server'))
+})
+
+/** The versions held that the first page of notifications sent since `mark` (sent.length before a request) told the database of. */
+function knownSince (mark: number): string[] {
+  const statement = sent.slice(mark).find((q) => q.sql.includes('from "page"'))
+  if (statement === undefined) throw new Error('no page of notifications was sent')
+  const known = statement.parameters.find(Array.isArray)
+  if (known === undefined) throw new Error('the page has no versions held among its parameters')
+  return known as string[]
+}
+
+t.test('a page asked for again comes from the database without its text, and whole once it changed', async (t) => {
+  // Someone with notifications about the project, which the test then changes.
+  const { email: reader, id: person } = await db.selectFrom('notifications as n').innerJoin('people as p', 'p.id', 'n.person_id')
+    .select(['p.email', 'p.id']).where('n.project_id', '=', website.id).orderBy('p.email').executeTakeFirstOrThrow()
+  const actor = { personId: person, tokenId: null }
+  // Pages of 3 from an inbox of more.
+  await sql`INSERT INTO notifications (person_id, project_id, activity_id, action)
+    SELECT person_id, project_id, activity_id, action FROM notifications WHERE person_id = ${person}::uuid`.execute(db)
+  const range = { limit: 3, offset: 0 }
+  let mark = sent.length
+  const first = await list(app, reader, 1, 3)
+  t.equal(first.body, await reference(reader, 1, 3), 'the first page: Fastify\'s bytes')
+  t.same(knownSince(mark), [], 'the first time, the app holds no version of it')
+
+  mark = sent.length
+  const hits = app.answers.hits
+  const again = await list(app, reader, 1, 3)
+  t.equal(again.body, first.body, 'again: the same bytes')
+  t.equal(app.answers.hits, hits + 1, 'again: from memory')
+  const known = knownSince(mark)
+  t.equal(known.length, 1, 'the app told the database the version it holds')
+
+  // What the database sends for it: the version alone, unless told nothing.
+  const told = await listNotifications(db, actor, range, known)
+  const untold = await listNotifications(db, actor, range)
+  t.equal(told.kept, true, 'at the version held')
+  t.equal(told.items, null, 'without its text')
+  t.equal(untold.kept, false, 'told nothing: not kept')
+  t.equal(untold.version, told.version, 'the same version')
+  t.equal(told.version, known[0], 'the version the app holds')
+  t.equal(parseNotifications(untold).length, 3, 'told nothing, the page whole')
+  // Another page, another version; an empty page, none.
+  t.not((await listNotifications(db, actor, { limit: 3, offset: 1 })).version, told.version, 'the page after its first notification: another version')
+  t.equal((await listNotifications(db, actor, { limit: 3, offset: 10_000 })).version, null, 'an empty page: no version')
+  // Someone else told this version: their own page, whole.
+  const other = people.find((p) => p.email !== reader && p.email in demo.tokens)!
+  t.equal((await listNotifications(db, { personId: other.id, tokenId: null }, range, known)).kept, false, 'another person\'s page is not at this version')
+
+  // Each change of what the page shows gives another version, and the page whole.
+  const changes: Array<[string, () => Promise<unknown>, (page: ReturnType<typeof parseNotifications>) => boolean]> = [
+    ['a notification marked read', async () => await sql`UPDATE notifications SET read = true, read_at = now() WHERE id = ${parseNotifications(untold).find((n) => !n.read)?.id ?? parseNotifications(untold)[0]!.id}::uuid AND NOT read`.execute(db),
+      (page) => page.some((n) => n.read)],
+    ['its project renamed', async () => await sql`UPDATE projects SET name = 'Renamed, seen on the page' WHERE id = ${website.id}::uuid`.execute(db),
+      (page) => page.some((n) => n.project?.name === 'Renamed, seen on the page')],
+    ['an author renamed', async () => await sql`UPDATE people SET full_name = full_name || ' (renamed)' WHERE id = (SELECT a.author_id FROM activities a JOIN notifications n ON n.activity_id = a.id WHERE n.person_id = ${person}::uuid ORDER BY n.inserted_at DESC, n.id DESC LIMIT 1)`.execute(db),
+      (page) => page.some((n) => n.author?.full_name.endsWith(' (renamed)') === true)],
+    ['a new notification', async () => await sql`INSERT INTO notifications (person_id, action) VALUES (${person}::uuid, 'project_created')`.execute(db),
+      (page) => page[0]!.action === 'project_created' && page[0]!.project === null]
+  ]
+  let version = told.version
+  for (const [what, change, shows] of changes) {
+    await change()
+    const stale = await listNotifications(db, actor, range, [version!])
+    t.equal(stale.kept, false, `${what}: the version held is stale`)
+    t.not(stale.version, version, `${what}: another version`)
+    t.ok(shows(parseNotifications(stale)), `${what}: the page shows it`)
+    mark = sent.length
+    const seen = await list(app, reader, 1, 3)
+    t.same(knownSince(mark), [version], `${what}: the app told the database the version it held`)
+    t.equal(seen.body, await reference(reader, 1, 3), `${what}: Fastify's bytes`)
+    t.equal(seen.body, (await list(plain, reader, 1, 3)).body, `${what}: as the app that keeps nothing writes them`)
+    version = stale.version
+  }
 })
