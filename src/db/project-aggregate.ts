@@ -280,18 +280,18 @@ export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof proj
 const FIND_PROJECT = prepareForCaller('read', { projectId: value<string>(), known: value<string[]>() }, (withCaller, { projectId, known }, db) => withCaller
   .selectFrom('caller')
   .innerJoin('people as me', 'me.id', 'caller.person_id')
-  .leftJoinLateral((eb) => eb.selectFrom('projects as p')
+  .leftJoinLateral((eb) => eb.selectFrom((eb) => eb.selectFrom('projects as p')
     .where('p.id', '=', projectId)
     .select((eb) => [accessLevel(eb.table('p'), eb.table('me')).as('level'), sharedVersion(sql`p.xmin`).as('version')])
+    // Fenced (OFFSET 0): inlined, each reference to the version would compute it again.
+    .modifyEnd(sql`OFFSET 0`).as('v'))
+    .select(['v.level', 'v.version', sql<boolean>`coalesce(v.version = ANY(${known}::text[]), false)`.as('kept')])
     .as('acc'), (join) => join.onTrue())
   .leftJoinLateral(fenced(projectAggregate(db, PROJECTS, sql<string>`me.id`)
     .where('p.id', '=', projectId)
     .where(sql<boolean>`acc.level >= ${sql.lit(ACCESS.view)}`)).as('project'), (join) => join.onTrue())
-  .select((eb) => {
-    const kept = sql<boolean>`coalesce(acc.version = ANY(${known}::text[]), false)`
-    return ['acc.level', 'acc.version', kept.as('kept'), projectTag('project', eb.ref('acc.level')).as('etag'),
-      projectText('project', kept).as('aggregate')]
-  }))
+  .select((eb) => ['acc.level', 'acc.version', sql<boolean>`coalesce(acc.kept, false)`.as('kept'), projectTag('project', eb.ref('acc.level')).as('etag'),
+    projectText('project', sql<boolean>`acc.kept`).as('aggregate')]))
 
 /**
  * A row's columns as its JSON text has them: timestamps as PostgreSQL writes them
