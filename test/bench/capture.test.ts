@@ -111,28 +111,45 @@ async function sendFor<R> (url: string, statement: { sql: string, parameters: re
   }
 }
 
-t.test('projects/get\'s replay tells the database the version each target\'s project is at now (bench_targets.known)', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
-  const { database, data, target, other } = await seeded(t)
-  const { get: capture } = await captureStatements(database.url!, { get: target }, {}, ['get'])
-  t.equal(capture.known?.length, 1, 'the capture names the version of its target\'s project')
-  t.match(capture.known?.[0], VERSION)
+/**
+ * A read of `operation` captured for the first target of its set: the capture must
+ * name the version the server told the database it holds (matching `version`),
+ * which each pgbench transaction reads from bench_targets and sends. Then the
+ * captured statement for the set's second target, as pgbench sends it, and that
+ * target's version as bench_targets holds it, written anew.
+ */
+async function capturedRead<R> (t: Tap, operation: 'get' | 'list_notifications', version: RegExp, what: string) {
+  const { database, data } = await seeded(t)
+  const set = operation === 'get' ? 'normal' : 'readers'
+  const [target, other] = data[set] as [Target, Target]
+  const capture = (await captureStatements(database.url!, { [operation]: target } as Record<typeof operation, Target>, {}, [operation]))[operation]
+  t.equal(capture.known?.length, 1, `the capture names the version of its target's ${what}`)
+  t.match(capture.known?.[0], version)
   const [statement] = capture.statements
   t.ok(statement!.parameters.some((p) => Array.isArray(p) && p[0] === capture.known![0]), 'which the server told the database it holds')
-  const script = pgbenchScript('get', capture, target, data.normal.length)
+  const script = pgbenchScript(operation, capture, target, data[set].length)
   t.match(script.text, /SELECT [^\n]*t\.known[^\n]* FROM bench_targets/, 'each transaction reads its target\'s version')
   t.match(script.text, /\(:known::text\[\]\)/, 'and sends it')
 
   await writeBenchTargets(database.db, data)
-  // Another target's statement, as pgbench sends it: the captured one with that target's values.
-  const replay = async (known: string[]) => sendFor<{ kept: boolean, aggregate: string }>(database.url!, statement!, target, other, capture.known![0]!, known)
-  const versionOf = async () => {
-    await writeBenchVersions(database.db)
-    const { rows: [row] } = await sql<{ known: string[] }>`SELECT known FROM bench_targets WHERE kind = 'normal' AND n = ${other.n}`.execute(database.db)
-    return row!.known
+  return {
+    database, other,
+    /** Another target's statement, as pgbench sends it: the captured one with that target's values. */
+    replay: async (known: string[]) => await sendFor<R>(database.url!, statement!, target, other, capture.known![0]!, known),
+    /** The other target's version in bench_targets, written anew. */
+    versionOf: async () => {
+      await writeBenchVersions(database.db)
+      const { rows: [row] } = await sql<{ known: string[] }>`SELECT known FROM bench_targets WHERE kind = ${set} AND n = ${other.n}`.execute(database.db)
+      t.not(row!.known[0], capture.known![0], `another target's ${what}'s version`)
+      return row!.known
+    }
   }
+}
+
+t.test('projects/get\'s replay tells the database the version each target\'s project is at now (bench_targets.known)', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
+  const { database, other, replay, versionOf } = await capturedRead<{ kept: boolean, aggregate: string }>(t, 'get', VERSION, 'project')
   const before = await versionOf()
   t.match(before[0], VERSION)
-  t.not(before[0], capture.known![0], 'another project\'s version')
   const read = await replay(before)
   t.equal(read.kept, true, 'at the version bench_targets holds: the reader\'s part alone')
   t.same(Object.keys(JSON.parse(read.aggregate)), ['is_pinned', 'my_role', 'notifications'])
@@ -166,26 +183,8 @@ t.test('a change\'s replay tells the database the version of each target\'s kept
 })
 
 t.test('notifications/list\'s replay tells the database the version of each reader\'s page (bench_targets.known)', { skip: !url && 'needs DATABASE_URL (the capture watches node-postgres)' }, async (t) => {
-  const { database, data } = await seeded(t)
-  const [target, other] = data.readers as [Target, Target]
-  const { list_notifications: capture } = await captureStatements(database.url!, { list_notifications: target }, {}, ['list_notifications'])
-  t.equal(capture.known?.length, 1, 'the capture names the version of its reader\'s page')
-  t.match(capture.known?.[0], /^[0-9a-f]{32}$/)
-  const [statement] = capture.statements
-  t.ok(statement!.parameters.some((p) => Array.isArray(p) && p[0] === capture.known![0]), 'which the server told the database it holds')
-  const script = pgbenchScript('list_notifications', capture, target, data.readers.length)
-  t.match(script.text, /SELECT [^\n]*t\.known[^\n]* FROM bench_targets/, 'each transaction reads its reader\'s version')
-  t.match(script.text, /\(:known::text\[\]\)/, 'and sends it')
-
-  await writeBenchTargets(database.db, data)
-  const replay = async (known: string[]) => sendFor<{ kept: boolean, items: string | null, version: string }>(database.url!, statement!, target, other, capture.known![0]!, known)
-  const versionOf = async () => {
-    await writeBenchVersions(database.db)
-    const { rows: [row] } = await sql<{ known: string[] }>`SELECT known FROM bench_targets WHERE kind = 'readers' AND n = ${other.n}`.execute(database.db)
-    return row!.known
-  }
+  const { database, other, replay, versionOf } = await capturedRead<{ kept: boolean, items: string | null, version: string }>(t, 'list_notifications', /^[0-9a-f]{32}$/, 'page')
   const before = await versionOf()
-  t.not(before[0], capture.known![0], 'another reader\'s version')
   const read = await replay(before)
   t.equal(read.kept, true, 'at the version bench_targets holds: no text')
   t.equal(read.items, null)
