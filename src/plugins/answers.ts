@@ -22,12 +22,13 @@
 // not tell it; presenters/project.ts, KeptChildren): the next change of the project,
 // or a read that finds no whole answer, writes only the rest, and the next change's
 // statement, told the version, does not send them.
-// Keys are versions or digests of content, not people: everyone who reads a project shares one
-// entry (a page of notifications is one person's own: its version names their
-// notifications). The digest of a text is taken here, not in SQL: native SHA-256
-// costs the embedded database's WebAssembly several times more (a page's version
-// is an MD5 in SQL, of a few kilobytes of ids and versions, not of the page). Bounded by bytes (ANSWER_CACHE_MB, off the
-// JavaScript heap), least recently used out first.
+// Keys are versions or digests of content, not people: everyone who reads a project
+// shares one entry (a page of notifications is one person's own: its version names
+// their notifications). The digest of a text is taken here, not in SQL: native
+// SHA-256 costs the embedded database's WebAssembly several times more (a page's
+// version is an MD5 in SQL, of a few kilobytes of ids and versions, not of the
+// page). Bounded by bytes (ANSWER_CACHE_MB, off the JavaScript heap), least
+// recently used out first.
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import fp from 'fastify-plugin'
