@@ -6,7 +6,7 @@ import { expressionBuilder, sql, type Expression, type Kysely, type Selectable }
 import { jsonArrayFrom } from 'kysely/helpers/postgres'
 import { ACCESS, hasAccess, type PersonRef } from './access.js'
 import { value } from './prepared.js'
-import type { PersonRow } from './project-aggregate.js'
+import { versionHeld, type PersonRow } from './project-aggregate.js'
 import { CALLER_PERSON, prepareForCaller, runAs, type Actor } from './caller.js'
 import { fenced } from './project-etag.js'
 import type { Database, ProjectsTable } from './types.js'
@@ -74,9 +74,7 @@ const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), of
     .selectAll('l')
     .select(['au.id as author_id', 'au.full_name', 'au.email', 'au.title', 'au.avatar_url', 'au.type', 'au.activity_version', 'au.author_version']))
   .selectFrom('caller')
-  // Fenced (OFFSET 0): inlined, each reference to the version would compute it again.
-  .leftJoinLateral(sql<{ version: string | null, kept: boolean }>`(SELECT v.version, coalesce(v.version = ANY(${v.known}::text[]), false) AS kept
-    FROM (SELECT ${PAGE_VERSION} AS version FROM page OFFSET 0) v)`.as('v'), (join) => join.onTrue())
+  .leftJoinLateral(versionHeld(sql<string | null>`(SELECT ${PAGE_VERSION} FROM page)`, v.known).as('v'), (join) => join.onTrue())
   .select((eb) => ['v.version', eb.ref('v.kept').$notNull().as('kept'), sql<string | null>`CASE WHEN v.kept THEN NULL ELSE (${jsonArrayFrom(eb.selectFrom('page')
     .select([
       'page.id', 'page.action', 'page.read', 'page.read_at', 'page.inserted_at',

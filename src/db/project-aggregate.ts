@@ -280,18 +280,16 @@ export type AggregateRow = NonNullable<Awaited<ReturnType<ReturnType<typeof proj
 const FIND_PROJECT = prepareForCaller('read', { projectId: value<string>(), known: value<string[]>() }, (withCaller, { projectId, known }, db) => withCaller
   .selectFrom('caller')
   .innerJoin('people as me', 'me.id', 'caller.person_id')
-  .leftJoinLateral((eb) => eb.selectFrom((eb) => eb.selectFrom('projects as p')
+  .leftJoinLateral((eb) => fenced(eb.selectFrom('projects as p')
     .where('p.id', '=', projectId)
-    .select((eb) => [accessLevel(eb.table('p'), eb.table('me')).as('level'), sharedVersion(sql`p.xmin`).as('version')])
-    // Fenced (OFFSET 0): inlined, each reference to the version would compute it again.
-    .modifyEnd(sql`OFFSET 0`).as('v'))
-    .select(['v.level', 'v.version', sql<boolean>`coalesce(v.version = ANY(${known}::text[]), false)`.as('kept')])
+    .select((eb) => [accessLevel(eb.table('p'), eb.table('me')).as('level'), sharedVersion(sql`p.xmin`).as('version')]))
     .as('acc'), (join) => join.onTrue())
+  .leftJoinLateral(versionHeld(sql<string | null>`acc.version`, known).as('held'), (join) => join.onTrue())
   .leftJoinLateral(fenced(projectAggregate(db, PROJECTS, sql<string>`me.id`)
     .where('p.id', '=', projectId)
     .where(sql<boolean>`acc.level >= ${sql.lit(ACCESS.view)}`)).as('project'), (join) => join.onTrue())
-  .select((eb) => ['acc.level', 'acc.version', sql<boolean>`coalesce(acc.kept, false)`.as('kept'), projectTag('project', eb.ref('acc.level')).as('etag'),
-    projectText('project', sql<boolean>`acc.kept`).as('aggregate')]))
+  .select((eb) => ['acc.level', 'held.version', sql<boolean>`coalesce(held.kept, false)`.as('kept'), projectTag('project', eb.ref('acc.level')).as('etag'),
+    projectText('project', sql<boolean>`held.kept`).as('aggregate')]))
 
 /**
  * A row's columns as its JSON text has them: timestamps as PostgreSQL writes them
@@ -362,10 +360,24 @@ export function childrenVersionOf (version: string | null): string | null {
  * project's own columns and the reader's, in the aggregate's order, which
  * presenters/project.ts writes around the children it holds.
  */
-export function childrenHeld (row: string, known: Expression<string[]>, built?: Expression<boolean>): RawBuilder<{ version: string | null, kept: boolean }> {
-  // Fenced (OFFSET 0): inlined, each reference to the version would look it up again.
+export function childrenHeld (row: string, known: Expression<string[]>, built?: Expression<boolean>): RawBuilder<VersionHeld> {
+  return versionHeld(childrenVersion(row, built), known)
+}
+
+/** A version, and whether the server said it holds what is written at it. */
+export interface VersionHeld {
+  version: string | null
+  kept: boolean
+}
+
+/**
+ * A FROM item of one row: `version`, computed once, and `kept`, whether it is one
+ * of `known` (the versions the server says it holds written). Fenced (OFFSET 0):
+ * inlined, each reference to the version would compute it again.
+ */
+export function versionHeld (version: Expression<string | null>, known: Expression<string[]>): RawBuilder<VersionHeld> {
   return sql`(SELECT v.version, coalesce(v.version = ANY(${known}::text[]), false) AS kept
-    FROM (SELECT ${childrenVersion(row, built)} AS version OFFSET 0) v)`
+    FROM (SELECT ${version} AS version OFFSET 0) v)`
 }
 
 /**

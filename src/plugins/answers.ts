@@ -200,6 +200,17 @@ export function heldAt<T extends Kept> (answers: AnswerCache, recent: RecentVers
   return held
 }
 
+/**
+ * What `held` holds at `version`, which the statement found the thing (`what`) at
+ * and so left out of its answer. A statement leaves out only what it was told is
+ * held: anything else is a bug, not an answer.
+ */
+export function heldVersion<T> (held: ReadonlyMap<string, T>, version: string | null, what: string): T {
+  const kept = version === null ? undefined : held.get(version)
+  if (kept === undefined) throw new Error(`${what} at version ${String(version)} sent without what this server holds of it, which it does not hold`)
+  return kept
+}
+
 /** Drops the entries of `map` in insertion order, oldest first, while `over()` holds, telling `dropped` of each. */
 function dropOldest<K, V> (map: Map<K, V>, over: () => boolean, dropped: (value: V) => void = () => {}): void {
   for (const [key, value] of map) {

@@ -1,7 +1,7 @@
 // A person's notification as notifications/list shows it: SPEC's Notification, with
 // the project (its current name, in the API's id form) and the author it is about.
 import { parseNotifications, type NotificationPage, type NotificationRow } from '../db/notifications.js'
-import { answerKey, heldAt, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
+import { answerKey, heldAt, heldVersion, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
 import type { Actor } from '../db/caller.js'
 import { writeNotificationPage } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
@@ -72,9 +72,7 @@ export function heldPages (answers: AnswerCache, recent: RecentVersions, scope: 
  */
 export function notificationPageAnswer (answers: AnswerCache, page: NotificationPage, held: ReadonlyMap<string, Buffer>): Buffer {
   if (page.kept) {
-    // The statement leaves out only the text of the versions it was given.
-    const kept = held.get(page.version ?? '')
-    if (kept === undefined) throw new Error(`page of notifications at version ${String(page.version)} sent without its text, which this server does not hold`)
+    const kept = heldVersion(held, page.version, 'a page of notifications')
     // Counted and made recent as a hit.
     answers.get(pageVersionKey(page.version!))
     return kept

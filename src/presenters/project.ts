@@ -9,7 +9,7 @@ import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
 import type { ChangedProject } from '../db/project-mutations.js'
 import { childrenVersionOf, cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart, type VersionedProject } from '../db/project-aggregate.js'
-import { answerKey, heldAt, type AnswerCache, type Kept, type RecentVersions } from '../plugins/answers.js'
+import { answerKey, heldAt, heldVersion, type AnswerCache, type Kept, type RecentVersions } from '../plugins/answers.js'
 import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeProject, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
@@ -390,9 +390,7 @@ function writtenProject (answers: AnswerCache, read: ProjectText, options: { cha
  */
 export function writeProjectAnswer (answers: AnswerCache, read: ChangedProject, held: ReadonlyMap<string, KeptChildren>): Buffer {
   if (read.childrenKept) {
-    // The statement leaves out only the children of the versions it was given.
-    const kept = held.get(read.childrenVersion ?? '')
-    if (kept === undefined) throw new Error(`project with children at version ${String(read.childrenVersion)} sent without them, which this server does not hold`)
+    const kept = heldVersion(held, read.childrenVersion, 'a changed project\'s children')
     // Made recent, as a change's children are.
     answers.part(childrenVersionKey(read.childrenVersion!), true)
     return kept.project(ownPart({ ...JSON.parse(read.aggregate) as Omit<OwnRow, 'level'>, level: read.level }, kept.facts), ANSWER_OPEN, ANSWER_CLOSE)
@@ -552,9 +550,7 @@ export function projectPageAnswer (answers: AnswerCache, page: readonly ListedPr
  */
 function versionedProjectBytes (answers: AnswerCache, read: VersionedProject, held: ReadonlyMap<string, KeptProject>, seen?: PeopleSeen): Buffer[] {
   if (read.kept) {
-    // The statement leaves out only the shared parts of the versions it was given.
-    const kept = held.get(read.version ?? '')
-    if (kept === undefined) throw new Error(`project at version ${String(read.version)} sent without its shared part, which this server does not hold`)
+    const kept = heldVersion(held, read.version, 'a project\'s shared part')
     // Counted as a hit, and made recent, like any answer written from memory.
     answers.get(versionKey(read.version!))
     return kept.for(readerPart(read))

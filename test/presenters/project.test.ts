@@ -205,13 +205,13 @@ t.test('iso: PostgreSQL\'s JSON timestamps rewritten as Date#toISOString writes 
   t.pass('20000 edited forms agree with the form as a regular expression reads it')
 })
 
-/** A row's aggregate text as PostgreSQL writes it: the project's own columns, its children's (KEPT_COLUMNS), the reader's (PERSONAL_COLUMNS) last. */
 /** A changed project whose children's version the statement did not tell: its children kept by their text alone. */
 const changed = (read: ProjectText) => ({ ...read, etag: '', childrenVersion: null, childrenKept: false })
 
 /** A read project whose version the statement did not tell: kept by its text alone. */
 const unversioned = (read: ProjectText) => ({ ...read, version: null, kept: false })
 
+/** A row's aggregate text as PostgreSQL writes it: the project's own columns, its children's (KEPT_COLUMNS), the reader's (PERSONAL_COLUMNS) last. */
 function aggregate (r: ProjectView): ProjectText {
   const { level, ...columns } = r
   const last = new Set<string>([...KEPT_COLUMNS, ...PERSONAL_COLUMNS])

@@ -290,7 +290,7 @@ t.test('a page asked for again comes from the database as its readers\' parts al
 
 /** The versions the app told the database it holds in the first projects/get statement sent since `mark` (db/project-aggregate.ts, `known`). */
 function knownToGetSince (mark: number): string[] {
-  return toldSince(mark, '"acc"."version"', 'read of a project')
+  return toldSince(mark, '"acc"."level"', 'read of a project')
 }
 
 t.test('a project asked for again comes from the database as its reader\'s part alone, is written from what was kept, and whole once it changed', async (t) => {
