@@ -1,5 +1,6 @@
 // Builds the app exactly as the server does, on a fresh database this test file
 // owns, plus small builders for the rows a test needs.
+import zlib from 'node:zlib'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { sql, type LogConfig } from 'kysely'
 import type { DestinationStream } from 'pino'
@@ -72,6 +73,19 @@ export async function build (t: Teardown, options: BuildOptions = {}): Promise<T
 }
 
 /** Polls `condition` every 25 ms until it holds or `ms` have passed; whether it held. */
+/** How many times zlib compressed while `during` ran (src/gzip.ts compresses with deflateRawSync). */
+export async function compressions (during: () => Promise<unknown>): Promise<number> {
+  const original = zlib.deflateRawSync
+  let calls = 0
+  Reflect.set(zlib, 'deflateRawSync', (...args: Parameters<typeof zlib.deflateRawSync>) => { calls++; return original(...args) })
+  try {
+    await during()
+  } finally {
+    Reflect.set(zlib, 'deflateRawSync', original)
+  }
+  return calls
+}
+
 export async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {

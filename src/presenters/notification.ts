@@ -1,7 +1,7 @@
 // A person's notification as notifications/list shows it: SPEC's Notification, with
 // the project (its current name, in the API's id form) and the author it is about.
 import { parseNotifications, type NotificationPage, type NotificationRow } from '../db/notifications.js'
-import { answerKey, heldAt, heldVersion, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
+import { answerKey, heldAt, heldVersion, keptPiece, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
 import type { Actor } from '../db/caller.js'
 import { writeNotificationPage } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
@@ -80,7 +80,8 @@ export function notificationPageAnswer (answers: AnswerCache, page: Notification
   const key = page.version === null ? answerKey('notifications', page.items!) : pageVersionKey(page.version)
   let answer = answers.get<Buffer>(key)
   if (answer === undefined) {
-    answer = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))
+    // Kept as this very Buffer, sent compressed once to those who accept gzip (keptPiece).
+    answer = keptPiece(Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) })))
     answers.set(key, answer)
   }
   return answer

@@ -9,7 +9,7 @@ import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
 import type { ChangedProject } from '../db/project-mutations.js'
 import { childrenVersionOf, cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart, type VersionedProject } from '../db/project-aggregate.js'
-import { answerKey, heldAt, heldVersion, type AnswerCache, type Kept, type RecentVersions } from '../plugins/answers.js'
+import { answerKey, heldAt, heldVersion, keptPiece, type AnswerCache, type Kept, type RecentVersions } from '../plugins/answers.js'
 import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeProject, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
@@ -426,13 +426,19 @@ const FALSE = Buffer.from('false')
  * the reader's own fields are written anew and put in their places in these bytes.
  */
 export class KeptProject {
-  private constructor (
-    private readonly bytes: Buffer,
-    /** is_pinned's value. */
-    private readonly pinnedAt: number, private readonly pinnedEnd: number,
-    /** READER_FIELDS' values, from my_role's to permissions'. */
-    private readonly ownAt: number, private readonly ownEnd: number
-  ) {}
+  /** The bytes before is_pinned's value, between it and READER_FIELDS', and after them, each kept as this view (keptPiece). */
+  private readonly head: Buffer
+  private readonly middle: Buffer
+  private readonly tail: Buffer
+
+  private constructor (bytes: Buffer, pinnedAt: number, pinnedEnd: number, ownAt: number, ownEnd: number) {
+    this.head = keptPiece(bytes.subarray(0, pinnedAt))
+    this.middle = keptPiece(bytes.subarray(pinnedEnd, ownAt))
+    this.tail = keptPiece(bytes.subarray(ownEnd))
+    this.byteLength = bytes.length
+  }
+
+  readonly byteLength: number
 
   /** A written project's places, or undefined when it does not have them as expected. */
   static of (bytes: Buffer): KeptProject | undefined {
@@ -446,18 +452,9 @@ export class KeptProject {
     return new KeptProject(bytes, pinnedAt, pinnedEnd, own + FIRST_READER_FIELD.length, ownEnd)
   }
 
-  get byteLength (): number {
-    return this.bytes.length
-  }
-
   /** The project as written for a reader: its bytes, with theirs. */
   for (reader: ReaderPart): Buffer[] {
-    const { bytes } = this
-    return [
-      bytes.subarray(0, this.pinnedAt), reader.is_pinned === true ? TRUE : FALSE,
-      bytes.subarray(this.pinnedEnd, this.ownAt), readerFields(reader),
-      bytes.subarray(this.ownEnd)
-    ]
+    return [this.head, reader.is_pinned === true ? TRUE : FALSE, this.middle, readerFields(reader), this.tail]
   }
 }
 
@@ -491,8 +488,10 @@ function projectBytes (answers: AnswerCache, read: ProjectText, { seen, keptUnde
   // project kept below holds them, so they are not kept (or made recent) again.
   const bytes = writtenProject(answers, read, { change: false, seen, childrenVersion })
   const keeping = key === undefined ? undefined : KeptProject.of(bytes)
-  if (keeping !== undefined) answers.set(key!, keeping)
-  return { parts: [bytes], kept: keeping }
+  if (keeping === undefined) return { parts: [bytes] }
+  answers.set(key!, keeping)
+  // The same bytes, as the pieces that a page sent gzip-compressed compresses once (plugins/answers.ts).
+  return { parts: keeping.for(cut!.reader()), kept: keeping }
 }
 
 const ANSWER_OPEN_BYTES = Buffer.from(ANSWER_OPEN)

@@ -3,6 +3,17 @@ import Type, { type Static, type TSchema, type TSchemaOptions, type TUnsafe } fr
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
+/** The headers of a page (projects/list, notifications/list), which is sent gzip-compressed to a client that accepts it (plugins/answers.ts, sendPage). */
+export const PAGE_HEADERS = {
+  'Content-Encoding': {
+    type: 'string',
+    enum: ['gzip'],
+    description: '`gzip` when the request\'s Accept-Encoding accepts gzip (with a weight no lower than identity\'s): the page ' +
+      'compressed, Content-Length its compressed length. Absent otherwise.'
+  },
+  Vary: { type: 'string', enum: ['Accept-Encoding'], description: 'The page varies with Accept-Encoding' }
+}
+
 /** The $id of a shared schema. */
 export function schemaId (schema: TSchema): string {
   const id: unknown = Reflect.get(schema, '$id')

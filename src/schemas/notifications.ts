@@ -1,6 +1,6 @@
 // notifications/*: a person's notifications (Operately's names and shapes).
 import Type, { type Static } from 'typebox'
-import { Id, Nullable, Timestamp } from './common.js'
+import { Id, Nullable, PAGE_HEADERS, Timestamp } from './common.js'
 import { NotificationSchema, PersonSchema } from './projects.js'
 
 const strict = { additionalProperties: false } as const
@@ -28,6 +28,7 @@ export const NotificationListResponseSchema = Type.Object({
   notifications: Type.Array(NotificationItemSchema, { description: 'Newest first' })
 }, {
   ...strict,
+  headers: PAGE_HEADERS,
   description: "A page of the person's notifications, newest first",
   examples: [{
     notifications: [{

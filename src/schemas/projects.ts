@@ -1,6 +1,6 @@
 // The Project object of the external API and the requests that return it.
 import Type, { type Static } from 'typebox'
-import { DateOnly, Id, Nullable, operatelyFlags, Shared, Timestamp } from './common.js'
+import { DateOnly, Id, Nullable, operatelyFlags, PAGE_HEADERS, Shared, Timestamp } from './common.js'
 
 const strict = { additionalProperties: false } as const
 
@@ -337,6 +337,7 @@ export const ProjectListResponseSchema = Type.Object({
   next_cursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last page' }))
 }, {
   ...strict,
+  headers: PAGE_HEADERS,
   description: 'A page of the projects the person can see',
   examples: [{ projects: [EXAMPLE_PROJECT], next_cursor: null }]
 })

@@ -111,7 +111,7 @@ export interface paths {
         };
         /**
          * List the projects the person can see
-         * @description A page of the projects the token's person can see, each the whole project as they see it, ordered by name, then id. Archived projects are left out unless `include_archived=true`. Filters: `space_id`, `goal_id`, `only_my_projects=true` (champion or contributor), `only_reviewed_by_me=true` (reviewer; wins over only_my_projects). `limit` is the page size, 1 to 100 (default 20); the answer's `next_cursor`, passed as `cursor` with the same filters, gives the next page, and is null on the last one. A cursor is opaque and belongs to the person and the filters it was issued for: any other is 400. A client that knows nothing of paging gets the first page. Operately's `include_*` flags are accepted and change nothing. Read-only tokens may call it.
+         * @description A page of the projects the token's person can see, each the whole project as they see it, ordered by name, then id. Archived projects are left out unless `include_archived=true`. Filters: `space_id`, `goal_id`, `only_my_projects=true` (champion or contributor), `only_reviewed_by_me=true` (reviewer; wins over only_my_projects). `limit` is the page size, 1 to 100 (default 20); the answer's `next_cursor`, passed as `cursor` with the same filters, gives the next page, and is null on the last one. A cursor is opaque and belongs to the person and the filters it was issued for: any other is 400. A client that knows nothing of paging gets the first page. Operately's `include_*` flags are accepted and change nothing. Read-only tokens may call it. Sent gzip-compressed (`Content-Encoding: gzip`) when the request's `Accept-Encoding` accepts gzip, as Operately's CLI asks: a page of 20 whole projects is often most of a megabyte.
          */
         get: operations["listProjects"];
         put?: never;
@@ -171,7 +171,7 @@ export interface paths {
         };
         /**
          * List notifications
-         * @description The token's person's notifications, newest first, read ones too, each with the project and the author it is about. `page` (from 1, default 1) and `per_page` (1 to 100, default 100) as in Operately. Notifications about a project the person can no longer see are left out. Read-only tokens may call it.
+         * @description The token's person's notifications, newest first, read ones too, each with the project and the author it is about. `page` (from 1, default 1) and `per_page` (1 to 100, default 100) as in Operately. Notifications about a project the person can no longer see are left out. Read-only tokens may call it. Sent gzip-compressed (`Content-Encoding: gzip`) when the request's `Accept-Encoding` accepts gzip.
          */
         get: operations["listNotifications"];
         put?: never;
@@ -2038,6 +2038,10 @@ export interface operations {
             /** @description A page of the projects the person can see */
             200: {
                 headers: {
+                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise. */
+                    "Content-Encoding"?: "gzip";
+                    /** @description The page varies with Accept-Encoding */
+                    Vary?: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2592,6 +2596,10 @@ export interface operations {
             /** @description A page of the person's notifications, newest first */
             200: {
                 headers: {
+                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise. */
+                    "Content-Encoding"?: "gzip";
+                    /** @description The page varies with Accept-Encoding */
+                    Vary?: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {

@@ -6,7 +6,7 @@ import { listNotifications, markAllRead, markRead, unreadCount } from '../../db/
 import { ApiError } from '../../errors.js'
 import { decodeId } from '../../ids.js'
 import { heldPages, inboxScope, notificationPageAnswer } from '../../presenters/notification.js'
-import { sendAnswer } from '../../plugins/answers.js'
+import { sendPage } from '../../plugins/answers.js'
 import {
   EmptyResponseSchema, ListNotificationsQuerySchema, MarkAllAsReadBodySchema, MarkAsReadBodySchema, MarkManyAsReadBodySchema,
   NOTIFICATION_PAGE, NotificationListResponseSchema, UnreadCountQuerySchema, UnreadCountResponseSchema
@@ -34,7 +34,8 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'The token\'s person\'s notifications, newest first, read ones too, each with the project and the ' +
         `author it is about. \`page\` (from 1, default 1) and \`per_page\` (1 to ${NOTIFICATION_PAGE.max}, default ` +
         `${NOTIFICATION_PAGE.default}) as in Operately. Notifications about a project the person can no longer see are ` +
-        'left out. Read-only tokens may call it.',
+        'left out. Read-only tokens may call it. Sent gzip-compressed (`Content-Encoding: gzip`) when the request\'s ' +
+        '`Accept-Encoding` accepts gzip.',
       security: [{ bearerAuth: [] }],
       querystring: ListNotificationsQuerySchema,
       response: {
@@ -55,7 +56,7 @@ const notifications: FastifyPluginAsyncTypebox = async (fastify) => {
     const notifications = await listNotifications(fastify.db, request.caller, range, [...held.keys()])
     const answer = notificationPageAnswer(answers, notifications, held)
     recentInboxes.remember(scope, [{ id: scope, version: notifications.version }])
-    return sendAnswer(reply, answer)
+    return sendPage(reply, answer)
   })
 
   fastify.get('/get_unread_count', {

@@ -17,7 +17,7 @@ import { updateProjectField, type ProjectField } from '../../db/project-mutation
 import { heldChildren, heldProjects, projectAnswer, projectPageAnswer, toProject, writeProjectAnswer } from '../../presenters/project.js'
 import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
-import { sendAnswer } from '../../plugins/answers.js'
+import { sendAnswer, sendPage } from '../../plugins/answers.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 import { entityTag, ifMatchTags, ifNoneMatch, notModified, preconditionFailed } from './conditional.js'
@@ -164,7 +164,9 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'answer\'s `next_cursor`, passed as `cursor` with the same filters, gives the next page, and is null on the last ' +
         'one. A cursor is opaque and belongs to the person and the filters it was issued for: any other is 400. A ' +
         'client that knows nothing of paging gets the first page. Operately\'s `include_*` flags are accepted and ' +
-        'change nothing. Read-only tokens may call it.',
+        'change nothing. Read-only tokens may call it. Sent gzip-compressed (`Content-Encoding: gzip`) when the ' +
+        'request\'s `Accept-Encoding` accepts gzip, as Operately\'s CLI asks: a page of 20 whole projects is often ' +
+        'most of a megabyte.',
       security: [{ bearerAuth: [] }],
       querystring: ListProjectsQuerySchema,
       response: {
@@ -204,7 +206,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
       : null
     const answer = projectPageAnswer(fastify.answers, page, nextCursor, held)
     fastify.recentPages.remember(pageScope, page)
-    return sendAnswer(reply, answer)
+    return sendPage(reply, answer)
   })
 }
 

@@ -4,6 +4,7 @@
 // Fastify's own serializer writes from the route's schema, with or without the page
 // kept, and a change to the inbox (a new notification, one marked read, a project
 // renamed, an author renamed) must be seen at once.
+import { gunzipSync } from 'node:zlib'
 import t from 'tap'
 import { sql, type CompiledQuery, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
@@ -12,7 +13,7 @@ import { listNotifications, parseNotifications } from '../../../src/db/notificat
 import { shortId } from '../../../src/ids.js'
 import { toNotificationItems } from '../../../src/presenters/notification.js'
 import { NotificationListResponseSchema } from '../../../src/schemas/notifications.js'
-import { build, client } from '../../helper.js'
+import { build, client, compressions } from '../../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -32,8 +33,9 @@ await Promise.all([app.ready(), plain.ready()])
 const demo = await loadDemo(db)
 const people = await db.selectFrom('people').select(['id', 'email']).execute()
 
-async function list (server: typeof app, email: string, page = 1, per = 100): Promise<LightMyRequestResponse> {
-  return server.inject({ method: 'GET', url: '/api/external/v1/notifications/list', query: { page: String(page), per_page: String(per) }, headers: { authorization: `Bearer ${demo.tokens[email]!.write}` } })
+async function list (server: typeof app, email: string, page = 1, per = 100, acceptEncoding?: string): Promise<LightMyRequestResponse> {
+  const headers = { authorization: `Bearer ${demo.tokens[email]!.write}`, ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }) }
+  return server.inject({ method: 'GET', url: '/api/external/v1/notifications/list', query: { page: String(page), per_page: String(per) }, headers })
 }
 
 async function reference (email: string, page = 1, per = 100): Promise<string> {
@@ -53,8 +55,20 @@ async function same (t: Tap, email: string, what: string, page = 1, per = 100) {
     t.equal(res.statusCode, 200)
     t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
     t.equal(res.body, expected, `${what}, ${how}: Fastify's bytes`)
+    t.equal(res.headers['content-encoding'], undefined, `${what}, ${how}: not compressed for a client that does not ask`)
+    t.equal(res.headers.vary, 'Accept-Encoding', `${what}, ${how}: the answer varies with Accept-Encoding`)
   }
   t.equal(app.answers.hits, hits + 1, `${what}: again from memory`)
+  // For a client that accepts gzip (as Operately's CLI does), the same bytes compressed,
+  // written now or from the page kept, whose piece is compressed once and sent again.
+  for (const [server, how] of [[plain, 'without kept answers'], [app, 'kept'], [app, 'kept, again']] as const) {
+    const res = await list(server, email, page, per, 'gzip, deflate, br')
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['content-encoding'], 'gzip', `${what}, ${how}: gzip`)
+    t.equal(res.headers.vary, 'Accept-Encoding')
+    t.equal(res.headers['content-length'], String(res.rawPayload.length), `${what}, ${how}: the compressed length`)
+    t.equal(gunzipSync(res.rawPayload).toString(), expected, `${what}, ${how}: Fastify's bytes, compressed`)
+  }
   return JSON.parse(expected) as { notifications: Array<{ id: string, read: boolean, project: { name: string } | null }> }
 }
 
@@ -163,5 +177,24 @@ t.test('a page asked for again comes from the database without its text, and who
     t.equal(seen.body, await reference(reader, 1, 3), `${what}: Fastify's bytes`)
     t.equal(seen.body, (await list(plain, reader, 1, 3)).body, `${what}: as the app that keeps nothing writes them`)
     version = stale.version
+  }
+})
+
+t.test('a page kept is compressed once: sent again with gzip, nothing is compressed', async (t) => {
+  const { email } = await db.selectFrom('notifications as n').innerJoin('people as p', 'p.id', 'n.person_id')
+    .select('p.email').where('p.email', 'in', Object.keys(demo.tokens)).groupBy('p.email').orderBy(sql`count(*)`, 'desc').executeTakeFirstOrThrow()
+  await sql`INSERT INTO notifications (person_id, action) SELECT id, 'project_created' FROM people WHERE email = ${email}`.execute(db)
+  const expected = await reference(email)
+  let first: LightMyRequestResponse | undefined
+  t.ok(await compressions(async () => { first = await list(app, email, 1, 100, 'gzip') }) > 0, 'the first time: compressed')
+  let again: LightMyRequestResponse | undefined
+  t.equal(await compressions(async () => { again = await list(app, email, 1, 100, 'gzip') }), 0, 'sent again: nothing compressed')
+  t.ok(again!.rawPayload.equals(first!.rawPayload), 'the same compressed bytes')
+  t.equal(gunzipSync(again!.rawPayload).toString(), expected, 'the page\'s bytes')
+  t.ok(again!.rawPayload.length < Buffer.byteLength(expected), `smaller: ${again!.rawPayload.length} bytes of ${Buffer.byteLength(expected)}`)
+  for (const acceptEncoding of ['gzip;q=0', 'identity', 'br, deflate']) {
+    const res = await list(app, email, 1, 100, acceptEncoding)
+    t.equal(res.headers['content-encoding'], undefined, `${acceptEncoding}: not compressed`)
+    t.equal(res.body, expected, `${acceptEncoding}: the page's bytes`)
   }
 })

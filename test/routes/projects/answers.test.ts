@@ -6,6 +6,8 @@
 // even outside the app, is seen at once; a page and a project share what is kept;
 // a page or a project asked for again is sent by the database as its readers' parts
 // alone while its projects have not changed, and whole once one has.
+import { request as httpRequest } from 'node:http'
+import { gunzipSync } from 'node:zlib'
 import t from 'tap'
 import { sql, type CompiledQuery, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
@@ -16,7 +18,7 @@ import { updateProjectField } from '../../../src/db/project-mutations.js'
 import { decodeId, shortId } from '../../../src/ids.js'
 import { toProject } from '../../../src/presenters/project.js'
 import { ProjectResponseSchema } from '../../../src/schemas/projects.js'
-import { build, client } from '../../helper.js'
+import { build, client, compressions } from '../../helper.js'
 
 // The reference: the project as an object from a route with projects/get's
 // response schema, which Fastify serializes itself.
@@ -63,6 +65,12 @@ function sameAnswer (t: Tap, kept: LightMyRequestResponse, written: LightMyReque
 }
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+/** projects/list asked for by a client that accepts gzip, as Operately's CLI does. */
+async function listGzip (server: typeof app, token: string, query: Record<string, string> = {}, acceptEncoding = 'gzip, deflate, br'): Promise<LightMyRequestResponse> {
+  return await server.inject({ method: 'GET', url: '/api/external/v1/projects/list', query, headers: { authorization: `Bearer ${token}`, 'accept-encoding': acceptEncoding } })
+}
+
 
 t.test('projects/get answers the same bytes whether the project was written before or not', async (t) => {
   // Names and a description that JSON escapes or holds as more than one byte per character.
@@ -219,6 +227,17 @@ t.test('projects/list answers the same bytes, page after page, and shares what p
         t.equal(kept.body, written.body, `${person}, ${JSON.stringify(q)}: the same bytes`)
         t.equal(kept.headers['content-length'], String(Buffer.byteLength(kept.body)), 'sent in parts, with the length of them all')
         t.equal(kept.body, JSON.stringify(kept.json()), 'written as JSON.stringify writes it: no space, the same escapes')
+        t.equal(kept.headers['content-encoding'], undefined, 'not compressed for a client that does not ask')
+        t.equal(kept.headers.vary, 'Accept-Encoding', 'the answer varies with Accept-Encoding')
+        // Asked for with gzip, from the app that keeps (this page's projects kept by the
+        // request just made) and the one that writes everything: the same bytes, compressed.
+        for (const [server, how] of [[app, 'kept'], [plain, 'written']] as const) {
+          const zipped = await listGzip(server, token.write, q)
+          t.equal(zipped.headers['content-encoding'], 'gzip', `${how}: gzip`)
+          t.equal(zipped.headers.vary, 'Accept-Encoding')
+          t.equal(zipped.headers['content-length'], String(zipped.rawPayload.length), `${how}: the compressed length`)
+          t.equal(gunzipSync(zipped.rawPayload).toString(), written.body, `${person}, ${JSON.stringify(q)}, ${how}: the same bytes, compressed`)
+        }
         cursor = kept.json().next_cursor
         pages++
       } while (cursor !== null && pages < 10)
@@ -474,24 +493,80 @@ t.test('with include_markdown the answer is built as before, under its own tag',
   t.equal(kept.headers.etag, String(plainRead.headers.etag).replace(/"$/, '.md"'))
 })
 
-t.test('a page sent in parts over a socket: its length, the same bytes, and HEAD with the length and no body', async (t) => {
+/** A raw request over loopback: the bytes as sent, not decompressed. */
+async function raw (port: number, method: 'GET' | 'HEAD', headers: Record<string, string>): Promise<{ status: number, headers: Record<string, string | string[] | undefined>, body: Buffer }> {
+  return await new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path: '/api/external/v1/projects/list', headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+t.test('a page sent in parts over a socket: its length, the same bytes, and HEAD with the length and no body; compressed too', async (t) => {
   const { app: server } = await build(t, { db })
   await server.listen({ port: 0, host: '127.0.0.1' })
   const address = server.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
-  const url = `http://127.0.0.1:${address.port}/api/external/v1/projects/list`
-  const headers = { authorization: `Bearer ${alice}` }
   const injected = await client(app, alice).list()
-  for (const round of ['first', 'kept']) {
-    const res = await fetch(url, { headers })
-    const body = await res.text()
-    t.equal(res.status, 200)
-    t.equal(body, injected.body, `${round}: the bytes of the answer`)
-    t.equal(res.headers.get('content-length'), String(Buffer.byteLength(body)), `${round}: its length`)
-    t.equal(res.headers.get('transfer-encoding'), null, `${round}: not chunked`)
+  for (const [coding, acceptEncoding] of [['as it is', 'identity'], ['gzip', 'gzip, deflate, br']] as const) {
+    const headers = { authorization: `Bearer ${alice}`, 'accept-encoding': acceptEncoding }
+    let length = ''
+    for (const round of ['first', 'kept']) {
+      const res = await raw(address.port, 'GET', headers)
+      t.equal(res.status, 200)
+      const body = coding === 'gzip' ? gunzipSync(res.body) : res.body
+      t.equal(res.headers['content-encoding'], coding === 'gzip' ? 'gzip' : undefined, `${coding}, ${round}: its coding`)
+      t.equal(body.toString(), injected.body, `${coding}, ${round}: the bytes of the answer`)
+      t.equal(res.headers['content-length'], String(res.body.length), `${coding}, ${round}: its length`)
+      t.equal(res.headers['transfer-encoding'], undefined, `${coding}, ${round}: not chunked`)
+      length = String(res.headers['content-length'])
+    }
+    const head = await raw(address.port, 'HEAD', headers)
+    t.equal(head.status, 200)
+    t.equal(head.headers['content-encoding'], coding === 'gzip' ? 'gzip' : undefined, `${coding}, HEAD: its coding`)
+    t.equal(head.headers['content-length'], length, `${coding}, HEAD: the length`)
+    t.equal(head.body.length, 0, `${coding}, HEAD: no body`)
   }
-  const head = await fetch(url, { method: 'HEAD', headers })
-  t.equal(head.status, 200)
-  t.equal(head.headers.get('content-length'), String(Buffer.byteLength(injected.body)), 'HEAD: the length')
-  t.equal(await head.text(), '', 'HEAD: no body')
+})
+
+t.test('a page sent gzip-compressed: its kept projects compressed once, each reader\'s fields written for them', async (t) => {
+  // A page no request has kept yet: a project of it renamed.
+  t.equal((await client(app, erin).updateName({ project_id: websiteId, name: 'Compressed once' })).statusCode, 200)
+  const first = await listGzip(app, alice)
+  const again = await listGzip(app, alice)
+  let sentAgain: LightMyRequestResponse | undefined
+  t.equal(await compressions(async () => { sentAgain = await listGzip(app, alice) }), 0, 'sent again: nothing compressed')
+  t.ok(sentAgain!.rawPayload.equals(again.rawPayload), 'the same compressed bytes')
+  const identity = (await client(app, alice).list()).body
+  for (const res of [first, again]) t.equal(gunzipSync(res.rawPayload).toString(), identity, 'the page\'s bytes')
+  t.ok(again.rawPayload.length < Buffer.byteLength(identity) / 2, `compressed: ${again.rawPayload.length} bytes of ${Buffer.byteLength(identity)}`)
+  // Another reader of the same projects: the kept pieces, with their own fields.
+  const other = await listGzip(app, erin)
+  t.equal(gunzipSync(other.rawPayload).toString(), (await client(app, erin).list()).body, 'another reader: their own page')
+  // Refused or not asked for: as it is, and still varying with Accept-Encoding.
+  for (const acceptEncoding of ['gzip;q=0, br', 'identity', 'br', 'gzip;q=0.5']) {
+    const res = await listGzip(app, alice, {}, acceptEncoding)
+    t.equal(res.headers['content-encoding'], undefined, `${acceptEncoding}: not compressed`)
+    t.equal(res.headers.vary, 'Accept-Encoding')
+    t.equal(res.body, identity, `${acceptEncoding}: the page's bytes`)
+  }
+})
+
+t.test('a project (projects/get, a change\'s answer) is sent as it is, whatever Accept-Encoding says', async (t) => {
+  const headers = { authorization: `Bearer ${erin}`, 'accept-encoding': 'gzip' }
+  const read = await app.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id: websiteId }, headers })
+  const readAsItIs = (await client(app, erin).get(websiteId)).body
+  const changed = await app.inject({ method: 'POST', url: '/api/external/v1/projects/update_name', headers, payload: { project_id: websiteId, name: 'Sent as it is' } })
+  const expected = { 'projects/get': readAsItIs, update_name: await reference('erin@acme.test', websiteId) }
+  for (const [what, res] of [['projects/get', read], ['update_name', changed]] as const) {
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['content-encoding'], undefined, `${what}: not compressed`)
+    t.equal(res.headers.vary, undefined, `${what}: and not varying with Accept-Encoding`)
+    t.equal(res.body, expected[what], `${what}: the project's bytes`)
+  }
 })
