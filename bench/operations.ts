@@ -188,31 +188,39 @@ export interface HttpRequest {
 
 const BASE = '/api/external/v1'
 
+/**
+ * The Accept-Encoding of every request: what Operately's CLI sends (`gzip, …`), as
+ * Node.js's fetch does. The server sends pages (projects/list, notifications/list)
+ * gzip-compressed; the load generator counts the bytes received and does not
+ * decompress them, as it does not decode the JSON (load.ts).
+ */
+export const ACCEPT_ENCODING = 'gzip, deflate, br'
+
 /** The request a client sends for this operation on this target; `etag` is the If-Match of a conditional one (the ETag header as it came). */
 export function httpRequest (operation: OperationName, target: Target, revision: number, etag?: string): HttpRequest {
   const authorization = `Bearer ${target.token}`
   switch (operation) {
     case 'get':
-      return { method: 'GET', path: `${BASE}/projects/get?id=${target.publicId}`, headers: { authorization } }
+      return { method: 'GET', path: `${BASE}/projects/get?id=${target.publicId}`, headers: { authorization, 'accept-encoding': ACCEPT_ENCODING } }
     case 'list_notifications':
       // The first page at the default size, as a client opening the inbox asks for it.
-      return { method: 'GET', path: `${BASE}/notifications/list`, headers: { authorization } }
+      return { method: 'GET', path: `${BASE}/notifications/list`, headers: { authorization, 'accept-encoding': ACCEPT_ENCODING } }
     case 'list_projects':
       // The first page at the default size (20 whole projects of the person's company).
-      return { method: 'GET', path: `${BASE}/projects/list`, headers: { authorization } }
+      return { method: 'GET', path: `${BASE}/projects/list`, headers: { authorization, 'accept-encoding': ACCEPT_ENCODING } }
     case 'update_name_if_match':
       if (etag === undefined) throw new Error('a conditional rename needs the tag of the project\'s last answer')
       return {
         method: 'POST',
         path: `${BASE}/projects/update_name`,
-        headers: { authorization, 'content-type': 'application/json', 'if-match': etag },
+        headers: { authorization, 'accept-encoding': ACCEPT_ENCODING, 'content-type': 'application/json', 'if-match': etag },
         body: JSON.stringify({ project_id: target.publicId, name: newName(revision) })
       }
     case 'update_name':
       return {
         method: 'POST',
         path: `${BASE}/projects/update_name`,
-        headers: { authorization, 'content-type': 'application/json' },
+        headers: { authorization, 'accept-encoding': ACCEPT_ENCODING, 'content-type': 'application/json' },
         body: JSON.stringify({ project_id: target.publicId, name: newName(revision) })
       }
     case 'update_description':
@@ -220,7 +228,7 @@ export function httpRequest (operation: OperationName, target: Target, revision:
       return {
         method: 'POST',
         path: `${BASE}/projects/update_description`,
-        headers: { authorization, 'content-type': 'application/json' },
+        headers: { authorization, 'accept-encoding': ACCEPT_ENCODING, 'content-type': 'application/json' },
         body: JSON.stringify({ project_id: target.publicId, description: newDescription(revision, target.mentions) })
       }
   }
