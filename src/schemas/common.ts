@@ -9,7 +9,7 @@ export const PAGE_HEADERS = {
     type: 'string',
     enum: ['gzip'],
     description: '`gzip` when the request\'s Accept-Encoding accepts gzip (with a weight no lower than identity\'s): the page ' +
-      'compressed, Content-Length its compressed length. Absent otherwise.'
+      'compressed, Content-Length its compressed length. Absent otherwise, and from a server that keeps no answers (ANSWER_CACHE_MB=0).'
   },
   Vary: { type: 'string', enum: ['Accept-Encoding'], description: 'The page varies with Accept-Encoding' }
 }

@@ -2038,7 +2038,7 @@ export interface operations {
             /** @description A page of the projects the person can see */
             200: {
                 headers: {
-                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise. */
+                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise, and from a server that keeps no answers (ANSWER_CACHE_MB=0). */
                     "Content-Encoding"?: "gzip";
                     /** @description The page varies with Accept-Encoding */
                     Vary?: "Accept-Encoding";
@@ -2596,7 +2596,7 @@ export interface operations {
             /** @description A page of the person's notifications, newest first */
             200: {
                 headers: {
-                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise. */
+                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise, and from a server that keeps no answers (ANSWER_CACHE_MB=0). */
                     "Content-Encoding"?: "gzip";
                     /** @description The page varies with Accept-Encoding */
                     Vary?: "Accept-Encoding";
