@@ -80,9 +80,10 @@ export function notificationPageAnswer (answers: AnswerCache, page: Notification
   const key = page.version === null ? answerKey('notifications', page.items!) : pageVersionKey(page.version)
   let answer = answers.get<Buffer>(key)
   if (answer === undefined) {
-    // Kept as this very Buffer, sent compressed once to those who accept gzip (keptPiece).
-    answer = keptPiece(Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) })))
+    answer = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))
     answers.set(key, answer)
+    // Kept (unless too large), as this very Buffer: sent compressed once to those who accept gzip (keptPiece).
+    if (answers.peek(key) === answer) keptPiece(answer)
   }
   return answer
 }

@@ -490,6 +490,8 @@ function projectBytes (answers: AnswerCache, read: ProjectText, { seen, keptUnde
   const keeping = key === undefined ? undefined : KeptProject.of(bytes)
   if (keeping === undefined) return { parts: [bytes] }
   answers.set(key!, keeping)
+  // Too large to keep: written for this request alone, not compressed as a kept piece.
+  if (answers.peek(key!) !== keeping) return { parts: [bytes] }
   // The same bytes, as the pieces that a page sent gzip-compressed compresses once (plugins/answers.ts).
   return { parts: keeping.for(cut!.reader()), kept: keeping }
 }

@@ -7,7 +7,7 @@
 // a page or a project asked for again is sent by the database as its readers' parts
 // alone while its projects have not changed, and whole once one has.
 import { request as httpRequest } from 'node:http'
-import { gunzipSync } from 'node:zlib'
+import zlib, { gunzipSync } from 'node:zlib'
 import t from 'tap'
 import { sql, type CompiledQuery, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
@@ -557,6 +557,25 @@ t.test('a page sent gzip-compressed: its kept projects compressed once, each rea
     t.equal(res.headers['content-encoding'], undefined, `${acceptEncoding}: not compressed`)
     t.equal(res.headers.vary, 'Accept-Encoding')
     t.equal(res.body, identity, `${acceptEncoding}: the page's bytes`)
+  }
+})
+
+t.test('a project too large to keep is compressed for each page at the fast level, never as a kept piece', async (t) => {
+  // ANSWER_CACHE_MB=1 keeps answers of at most 64 KiB; a 100 KB description makes the project larger.
+  const { app: small } = await build(t, { db, env: { ANSWER_CACHE_MB: '1' } })
+  const description = JSON.stringify({ type: 'doc', content: [{ type: 'text', text: 'x'.repeat(100_000) }] })
+  t.equal((await client(small, erin).updateDescription({ project_id: websiteId, description })).statusCode, 200)
+  const levels: number[] = []
+  const original = zlib.deflateRawSync
+  Reflect.set(zlib, 'deflateRawSync', (bytes: Buffer, options: zlib.ZlibOptions) => { levels.push(options.level ?? -1); return original(bytes, options) })
+  t.teardown(() => { Reflect.set(zlib, 'deflateRawSync', original) })
+  const identity = (await client(small, alice).list()).body
+  for (const round of ['first', 'again']) {
+    levels.length = 0
+    const res = await listGzip(small, alice)
+    t.equal(gunzipSync(res.rawPayload).toString(), identity, `${round}: the page's bytes`)
+    if (round === 'again') t.notOk(levels.includes(6), `${round}: nothing compressed as a kept piece (levels ${JSON.stringify(levels)})`)
+    t.ok(levels.includes(1), `${round}: the large project compressed at the fast level`)
   }
 })
 
