@@ -73,17 +73,17 @@ export async function build (t: Teardown, options: BuildOptions = {}): Promise<T
 }
 
 /** Polls `condition` every 25 ms until it holds or `ms` have passed; whether it held. */
-/** How many times zlib compressed while `during` ran (src/gzip.ts compresses with deflateRawSync). */
-export async function compressions (during: () => Promise<unknown>): Promise<number> {
+/** The level of each compression zlib made while `during` ran (src/gzip.ts compresses with deflateRawSync): how many, and how. */
+export async function compressions (during: () => Promise<unknown>): Promise<number[]> {
   const original = zlib.deflateRawSync
-  let calls = 0
-  Reflect.set(zlib, 'deflateRawSync', (...args: Parameters<typeof zlib.deflateRawSync>) => { calls++; return original(...args) })
+  const levels: number[] = []
+  Reflect.set(zlib, 'deflateRawSync', (bytes: Buffer, options: zlib.ZlibOptions) => { levels.push(options.level ?? zlib.constants.Z_DEFAULT_COMPRESSION); return original(bytes, options) })
   try {
     await during()
   } finally {
     Reflect.set(zlib, 'deflateRawSync', original)
   }
-  return calls
+  return levels
 }
 
 export async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {

@@ -7,7 +7,7 @@
 // a page or a project asked for again is sent by the database as its readers' parts
 // alone while its projects have not changed, and whole once one has.
 import { request as httpRequest } from 'node:http'
-import zlib, { gunzipSync } from 'node:zlib'
+import { gunzipSync } from 'node:zlib'
 import t from 'tap'
 import { sql, type CompiledQuery, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
@@ -543,7 +543,7 @@ t.test('a page sent gzip-compressed: its kept projects compressed once, each rea
   const first = await listGzip(app, alice)
   const again = await listGzip(app, alice)
   let sentAgain: LightMyRequestResponse | undefined
-  t.equal(await compressions(async () => { sentAgain = await listGzip(app, alice) }), 0, 'sent again: nothing compressed')
+  t.same(await compressions(async () => { sentAgain = await listGzip(app, alice) }), [], 'sent again: nothing compressed')
   t.ok(sentAgain!.rawPayload.equals(again.rawPayload), 'the same compressed bytes')
   const identity = (await client(app, alice).list()).body
   for (const res of [first, again]) t.equal(gunzipSync(res.rawPayload).toString(), identity, 'the page\'s bytes')
@@ -565,15 +565,11 @@ t.test('a project too large to keep is compressed for each page at the fast leve
   const { app: small } = await build(t, { db, env: { ANSWER_CACHE_MB: '1' } })
   const description = JSON.stringify({ type: 'doc', content: [{ type: 'text', text: 'x'.repeat(100_000) }] })
   t.equal((await client(small, erin).updateDescription({ project_id: websiteId, description })).statusCode, 200)
-  const levels: number[] = []
-  const original = zlib.deflateRawSync
-  Reflect.set(zlib, 'deflateRawSync', (bytes: Buffer, options: zlib.ZlibOptions) => { levels.push(options.level ?? -1); return original(bytes, options) })
-  t.teardown(() => { Reflect.set(zlib, 'deflateRawSync', original) })
   const identity = (await client(small, alice).list()).body
   for (const round of ['first', 'again']) {
-    levels.length = 0
-    const res = await listGzip(small, alice)
-    t.equal(gunzipSync(res.rawPayload).toString(), identity, `${round}: the page's bytes`)
+    let res: LightMyRequestResponse | undefined
+    const levels = await compressions(async () => { res = await listGzip(small, alice) })
+    t.equal(gunzipSync(res!.rawPayload).toString(), identity, `${round}: the page's bytes`)
     if (round === 'again') t.notOk(levels.includes(6), `${round}: nothing compressed as a kept piece (levels ${JSON.stringify(levels)})`)
     t.ok(levels.includes(1), `${round}: the large project compressed at the fast level`)
   }
