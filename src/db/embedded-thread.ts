@@ -4,10 +4,12 @@
 // arrive as messages (embedded.ts) and run one at a time in arrival order, except
 // that while a session has a transaction open only that session's statements run:
 // PGlite is a single PostgreSQL session, and a statement of another request must
-// not land inside someone else's transaction.
+// not land inside someone else's transaction. Between statements, the thread
+// also does the upkeep autovacuum would (embedded-upkeep.ts).
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite'
-import type { FromThread, StatementResult, ThreadError, ThreadOptions, ToThread } from './embedded.js'
+import type { FromThread, MaintenanceReport, StatementResult, ThreadError, ThreadOptions, ToThread } from './embedded.js'
+import { naptimeMs, tablesDue, upkeepCommand, type UpkeepStep } from './embedded-upkeep.js'
 import { PLAN_CACHE_MODE } from './statement-names.js'
 import { EMBEDDED_THREAD_NAME, nameThisThread } from './thread-name.js'
 
@@ -39,7 +41,7 @@ function describe (error: unknown): ThreadError {
 
 if (parentPort === null) throw new Error('embedded-thread.ts runs as a worker thread (embedded.ts starts it)')
 const port = parentPort
-const { dataDir } = workerData as ThreadOptions
+const { dataDir, maintenanceIntervalMs } = workerData as ThreadOptions
 nameThisThread(EMBEDDED_THREAD_NAME)
 
 function send (message: FromThread): void {
@@ -88,18 +90,89 @@ const opened = await openPGlite()
 if (opened === null) {
   port.close()
 } else {
-  serve(opened)
+  serve(opened, maintenanceIntervalMs ?? await naptimeMs(opened))
 }
 
-function serve (pglite: PGlite): void {
-  const queue: ToThread[] = []
+/** What a statement sent once the database is closing gets, as from PostgreSQL shutting down (admin_shutdown). */
+const CLOSED: ThreadError = { name: 'Error', message: 'the embedded database is closed', fields: { code: '57P01' } }
+
+/** The next step of the pass of upkeep under way, queued like a statement (of no session: never inside a transaction). */
+interface UpkeepTurn { kind: 'upkeep', id: 0, session: -1 }
+const UPKEEP_TURN: UpkeepTurn = { kind: 'upkeep', id: 0, session: -1 }
+
+function serve (pglite: PGlite, upkeepIntervalMs: number): void {
+  const queue: Array<ToThread | UpkeepTurn> = []
   /** The session whose transaction is open: only its statements run until it ends. */
   let owner: number | null = null
   let running = false
   let closed = false
 
+  /**
+   * The pass of upkeep under way: the tables still due (null until they are looked
+   * up), who waits for its report (EmbeddedDatabase.maintain), and the report.
+   */
+  let pass: { due: UpkeepStep[] | null, waiting: number[], report: MaintenanceReport } | null = null
+  /** Whether a statement has run since the last pass began: with none, none is due. */
+  let used = false
+
+  /** Starts a pass, unless one is under way; `waiting` is told when it is over. */
+  function beginPass (waiting?: number): void {
+    if (pass === null) {
+      pass = { due: null, waiting: [], report: { vacuumed: [], analyzed: [], failed: [] } }
+      used = false
+      queue.push(UPKEEP_TURN)
+    }
+    if (waiting !== undefined) pass.waiting.push(waiting)
+  }
+
+  function endPass (outcome: { ok: true } | { ok: false, error: ThreadError }): void {
+    const ended = pass!
+    pass = null
+    for (const id of ended.waiting) {
+      send(outcome.ok ? { id, ok: true, value: ended.report, inTransaction: false } : { id, ok: false, error: outcome.error, inTransaction: false })
+    }
+  }
+
+  /**
+   * One step of the pass: the tables due are looked up, or the next one is
+   * vacuumed or analyzed. The next step goes to the back of the queue, so that the
+   * statements that came meanwhile run first: a request waits for one table's
+   * upkeep at most, never for a whole pass.
+   */
+  async function upkeep (): Promise<void> {
+    const current = pass!
+    if (current.due === null) {
+      try {
+        current.due = await tablesDue(pglite)
+      } catch (error) {
+        endPass({ ok: false, error: describe(error) })
+        return
+      }
+    } else {
+      const step = current.due.shift()!
+      try {
+        await pglite.exec(upkeepCommand(step))
+        if (step.vacuum) current.report.vacuumed.push(step.table)
+        if (step.analyze) current.report.analyzed.push(step.table)
+      } catch (error) {
+        // Dropped meanwhile, say: the others are still due.
+        current.report.failed.push({ table: step.table, error: describe(error).message })
+      }
+    }
+    if (current.due.length > 0) queue.push(UPKEEP_TURN)
+    else endPass({ ok: true })
+  }
+
+  // Autovacuum's rhythm: a look every autovacuum_naptime, if anything ran since.
+  const upkeepTimer = setInterval(() => {
+    if (!used || closed) return
+    beginPass()
+    void pump()
+  }, upkeepIntervalMs)
+  upkeepTimer.unref()
+
   /** The first statement that may run now, taken off the queue. */
-  function next (): ToThread | undefined {
+  function next (): ToThread | UpkeepTurn | undefined {
     if (owner === null) return queue.shift()
     const index = queue.findIndex((request) => request.session === owner)
     return index < 0 ? undefined : queue.splice(index, 1)[0]
@@ -146,14 +219,16 @@ function serve (pglite: PGlite): void {
     })
   }
 
-  async function run (request: ToThread): Promise<unknown> {
+  async function run (request: Exclude<ToThread, { kind: 'maintain' }>): Promise<unknown> {
     switch (request.kind) {
       case 'query': {
+        used = true
         return crossing(request.name === undefined
           ? await pglite.query(request.sql, request.params)
           : await runNamed(request.name, request.sql, request.params))
       }
       case 'exec': {
+        used = true
         const results = await pglite.exec(request.sql)
         if (pglite.isInTransaction()) {
           // Nobody would end it, and every other statement would wait behind it.
@@ -168,6 +243,7 @@ function serve (pglite: PGlite): void {
         return null
       case 'close':
         closed = true
+        clearInterval(upkeepTimer)
         await pglite.close()
         return null
     }
@@ -178,8 +254,18 @@ function serve (pglite: PGlite): void {
     running = true
     try {
       for (let request = next(); request !== undefined; request = next()) {
+        if (request.kind === 'upkeep') {
+          if (closed) endPass({ ok: false, error: CLOSED })
+          else await upkeep()
+          continue
+        }
         if (closed) {
-          send({ id: request.id, ok: false, error: { name: 'Error', message: 'the embedded database is closed', fields: { code: '57P01' } }, inTransaction: false })
+          send({ id: request.id, ok: false, error: CLOSED, inTransaction: false })
+          continue
+        }
+        if (request.kind === 'maintain') {
+          // Answered when the pass is over.
+          beginPass(request.id)
           continue
         }
         let reply: Extract<FromThread, { id: number }>

@@ -24,6 +24,16 @@ import { statementName } from './statement-names.js'
 export interface ThreadOptions {
   /** Where PGlite keeps its files; null keeps it in memory. */
   dataDir: string | null
+  /** How often the thread looks for tables to vacuum or analyze (embedded-thread.ts); null: PostgreSQL's autovacuum_naptime. */
+  maintenanceIntervalMs: number | null
+}
+
+/** What one pass of the embedded database's upkeep did (embedded-thread.ts): tables by schema-qualified name. */
+export interface MaintenanceReport {
+  vacuumed: string[]
+  analyzed: string[]
+  /** Tables whose VACUUM or ANALYZE failed (dropped meanwhile, say), with why; the pass went on. */
+  failed: Array<{ table: string, error: string }>
 }
 
 /** A statement for the database thread; `session` tells whose transaction it belongs to. */
@@ -31,6 +41,7 @@ export type ToThread =
   | { id: number, session: number, kind: 'query', sql: string, params: unknown[], name?: string }
   | { id: number, session: number, kind: 'exec', sql: string }
   | { id: number, session: number, kind: 'release' }
+  | { id: number, session: number, kind: 'maintain' }
   | { id: number, session: number, kind: 'close' }
 
 /** An error as it crosses threads: its name, message and PostgreSQL's fields (`code` the SQLSTATE). */
@@ -135,12 +146,16 @@ export class EmbeddedDatabase {
     worker.on('exit', (code) => { this.#stopped(new Error(`the embedded database thread exited with code ${code}`)) })
   }
 
-  /** Locks `dataDir` (unless in memory), starts the thread and waits until PGlite is open. */
-  static async open (dataDir: string | null): Promise<EmbeddedDatabase> {
+  /**
+   * Locks `dataDir` (unless in memory), starts the thread and waits until PGlite is
+   * open. `maintenanceIntervalMs` is for tests: how often the thread looks for
+   * tables to vacuum (PostgreSQL's autovacuum_naptime, 60 s, unless given).
+   */
+  static async open (dataDir: string | null, { maintenanceIntervalMs = null }: { maintenanceIntervalMs?: number | null } = {}): Promise<EmbeddedDatabase> {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {
-      worker = startThread({ dataDir })
+      worker = startThread({ dataDir, maintenanceIntervalMs })
       await new Promise<void>((resolve, reject) => {
         const fail = (error: Error) => { cleanup(); reject(error) }
         const exit = (code: number) => fail(new Error(`the embedded database thread exited with code ${code} while starting`))
@@ -187,6 +202,16 @@ export class EmbeddedDatabase {
    */
   async exec (sql: string): Promise<StatementResult[]> {
     return (await this.#send({ id: 0, session: this.session(), kind: 'exec', sql }) as StatementResult[]).map(parsed)
+  }
+
+  /**
+   * Runs a pass of upkeep now, as the thread does on its own every
+   * autovacuum_naptime once statements have run: each table autovacuum's rules
+   * call for is vacuumed or analyzed, one at a time, between statements and never
+   * inside a transaction. Resolves once the pass is over (joining one under way).
+   */
+  async maintain (): Promise<MaintenanceReport> {
+    return await this.#send({ id: 0, session: this.session(), kind: 'maintain' }) as MaintenanceReport
   }
 
   /** The session is done: a transaction it left open is rolled back. */

@@ -1,0 +1,77 @@
+// The embedded database's upkeep. PGlite runs PostgreSQL as a single process in
+// single-user mode, which has no autovacuum: left alone, every update leaves the
+// row it replaced behind for good (a description change, its old text in the
+// TOAST table), tables and indexes only grow, the planner's statistics stay those
+// of the day the data was loaded, and old transaction ids are never frozen. The
+// database thread (embedded-thread.ts) does autovacuum's work itself, by
+// autovacuum's own rules and PostgreSQL's own settings for them; PGlite keeps the
+// cumulative statistics those rules read, as PostgreSQL does, for as long as the
+// process lives.
+import type { PGlite } from '@electric-sql/pglite'
+
+/** What one table is due for. */
+export interface UpkeepStep {
+  /** Schema-qualified, quoted where it must be (format's %I). */
+  table: string
+  vacuum: boolean
+  analyze: boolean
+}
+
+/**
+ * The tables autovacuum would work on now, and what for (the rules of
+ * PostgreSQL's "The Autovacuum Daemon", with its settings): VACUUM when the dead
+ * rows of the table or of its TOAST table exceed autovacuum_vacuum_threshold +
+ * autovacuum_vacuum_scale_factor × its rows, when the rows inserted since its
+ * last vacuum exceed the insert threshold and scale factor (so that pages are
+ * marked all-visible and frozen), or when its oldest transaction id is older than
+ * autovacuum_freeze_max_age; ANALYZE when the rows changed since its last analyze
+ * exceed autovacuum_analyze_threshold + autovacuum_analyze_scale_factor × its rows,
+ * or when it was never analyzed nor vacuumed (its row count unknown): the
+ * statistics that would have called for it may have gone with an earlier process.
+ * Every table of every schema, the system catalogs included (autovacuum does them
+ * too, and freezing needs every table); TOAST tables go with their own.
+ */
+const TABLES_DUE = `
+WITH settings AS (
+  SELECT current_setting('autovacuum_vacuum_threshold')::float8 AS vacuum_threshold,
+    current_setting('autovacuum_vacuum_scale_factor')::float8 AS vacuum_scale,
+    current_setting('autovacuum_vacuum_insert_threshold')::float8 AS insert_threshold,
+    current_setting('autovacuum_vacuum_insert_scale_factor')::float8 AS insert_scale,
+    current_setting('autovacuum_analyze_threshold')::float8 AS analyze_threshold,
+    current_setting('autovacuum_analyze_scale_factor')::float8 AS analyze_scale,
+    current_setting('autovacuum_freeze_max_age')::float8 AS freeze_max_age
+), due AS (
+  SELECT format('%I.%I', n.nspname, c.relname) AS "table",
+    coalesce(s.n_dead_tup, 0) > vacuum_threshold + vacuum_scale * greatest(c.reltuples, 0)
+      OR coalesce(s.n_ins_since_vacuum, 0) > insert_threshold + insert_scale * greatest(c.reltuples, 0)
+      OR coalesce(ts.n_dead_tup, 0) > vacuum_threshold + vacuum_scale * greatest(tc.reltuples, 0)
+      OR age(c.relfrozenxid) > freeze_max_age
+      OR coalesce(age(tc.relfrozenxid) > freeze_max_age, false) AS vacuum,
+    coalesce(s.n_mod_since_analyze, 0) > analyze_threshold + analyze_scale * greatest(c.reltuples, 0)
+      OR c.reltuples < 0 AS "analyze"
+  FROM pg_class c
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid
+  LEFT JOIN pg_class tc ON tc.oid = c.reltoastrelid
+  LEFT JOIN pg_stat_all_tables ts ON ts.relid = tc.oid
+  CROSS JOIN settings
+  WHERE c.relkind IN ('r', 'm') AND c.relpersistence <> 't' AND n.nspname NOT IN ('pg_toast', 'information_schema')
+)
+SELECT "table", vacuum, "analyze" FROM due WHERE vacuum OR "analyze" ORDER BY "table"`
+
+/** The tables due now, from statistics brought up to date first (this session's are flushed only now and then). */
+export async function tablesDue (pglite: PGlite): Promise<UpkeepStep[]> {
+  await pglite.query('SELECT pg_stat_force_next_flush()')
+  return (await pglite.query<UpkeepStep>(TABLES_DUE)).rows
+}
+
+/** The command that does one table's upkeep. */
+export function upkeepCommand ({ table, vacuum, analyze }: UpkeepStep): string {
+  return vacuum ? `VACUUM ${analyze ? '(ANALYZE) ' : ''}${table}` : `ANALYZE ${table}`
+}
+
+/** How often autovacuum looks at a database: its autovacuum_naptime (60 s unless set), in ms. */
+export async function naptimeMs (pglite: PGlite): Promise<number> {
+  const { rows } = await pglite.query<{ ms: number }>(`SELECT extract(epoch FROM current_setting('autovacuum_naptime')::interval)::float8 * 1000 AS ms`)
+  return rows[0]?.ms ?? 60_000
+}

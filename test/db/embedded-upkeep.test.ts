@@ -1,0 +1,155 @@
+// The embedded database has no autovacuum (PGlite is PostgreSQL in single-user
+// mode): its thread does autovacuum's work, by autovacuum's rules and settings
+// (src/db/embedded-upkeep.ts). Runs on PGlite whatever DATABASE_URL says.
+import t from 'tap'
+import { EmbeddedDatabase, type MaintenanceReport } from '../../src/db/embedded.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+interface TableStats {
+  n_dead_tup: number
+  n_mod_since_analyze: number
+  last_vacuum: string | null
+  last_analyze: string | null
+}
+
+/** An embedded database in memory whose thread looks for upkeep every `intervalMs` (an hour: only when asked). */
+async function open (t: Tap, intervalMs = 3_600_000): Promise<EmbeddedDatabase> {
+  const database = await EmbeddedDatabase.open(null, { maintenanceIntervalMs: intervalMs })
+  t.teardown(() => database.close())
+  return database
+}
+
+async function run (database: EmbeddedDatabase, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+  return (await database.query(database.session(), sql, params)).rows as Array<Record<string, unknown>>
+}
+
+async function stats (database: EmbeddedDatabase, table: string): Promise<TableStats> {
+  await run(database, 'SELECT pg_stat_force_next_flush()')
+  const [row] = await run(database, `SELECT n_dead_tup::int, n_mod_since_analyze::int, last_vacuum::text, last_analyze::text
+    FROM pg_stat_user_tables WHERE relname = $1`, [table])
+  return row as unknown as TableStats
+}
+
+/** The report's entries for one table. */
+function about (report: MaintenanceReport, table: string) {
+  return {
+    vacuumed: report.vacuumed.includes(table),
+    analyzed: report.analyzed.includes(table),
+    failed: report.failed.filter((f) => f.table === table)
+  }
+}
+
+t.test('a table is vacuumed once its dead rows pass autovacuum\'s threshold, analyzed once its changes do, and left alone otherwise', async (t) => {
+  const database = await open(t)
+  await run(database, 'CREATE TABLE churn (id int PRIMARY KEY, n int NOT NULL)')
+  await run(database, 'INSERT INTO churn SELECT g, 0 FROM generate_series(1, 200) g')
+
+  // 200 rows inserted: changes enough to analyze (50 + 10 % of rows), too few
+  // inserted rows to vacuum for (1,000 + 20 %), no dead rows.
+  let report = await database.maintain()
+  t.same(about(report, 'public.churn'), { vacuumed: false, analyzed: true, failed: [] }, 'a new table is analyzed, not vacuumed')
+  let s = await stats(database, 'churn')
+  t.ok(s.last_analyze, 'PostgreSQL records the analyze')
+  t.equal(s.last_vacuum, null)
+  t.equal(s.n_mod_since_analyze, 0)
+
+  // 40 dead rows: under the 50 + 20 % of 200 = 90 that call for a vacuum.
+  await run(database, 'UPDATE churn SET n = n + 1 WHERE id <= 40')
+  report = await database.maintain()
+  t.same(about(report, 'public.churn'), { vacuumed: false, analyzed: false, failed: [] }, 'under both thresholds: nothing')
+  t.equal((await stats(database, 'churn')).n_dead_tup, 40, 'the dead rows are still there')
+
+  // 40 + 200 dead rows, 240 changes: both due.
+  await run(database, 'UPDATE churn SET n = n + 1')
+  report = await database.maintain()
+  t.same(about(report, 'public.churn'), { vacuumed: true, analyzed: true, failed: [] })
+  s = await stats(database, 'churn')
+  t.equal(s.n_dead_tup, 0, 'the dead rows are gone')
+  t.ok(s.last_vacuum, 'PostgreSQL records the vacuum')
+  t.equal((await run(database, 'SELECT count(*)::int AS n, sum(n)::int AS total FROM churn'))[0]?.total, 240, 'nothing of the table is lost')
+
+  report = await database.maintain()
+  t.same(about(report, 'public.churn'), { vacuumed: false, analyzed: false, failed: [] }, 'nothing changed since: nothing due')
+})
+
+t.test('a table never analyzed nor vacuumed is analyzed, however few its changes (its statistics may have gone with an earlier process)', async (t) => {
+  const database = await open(t)
+  await run(database, 'CREATE TABLE few (id int PRIMARY KEY)')
+  await run(database, 'INSERT INTO few SELECT generate_series(1, 10)')
+  t.same(await run(database, `SELECT reltuples FROM pg_class WHERE relname = 'few'`), [{ reltuples: -1 }], 'its row count is unknown')
+  let report = await database.maintain()
+  t.same(about(report, 'public.few'), { vacuumed: false, analyzed: true, failed: [] }, '10 changes, under 50, but never analyzed')
+  t.same(await run(database, `SELECT reltuples FROM pg_class WHERE relname = 'few'`), [{ reltuples: 10 }])
+  report = await database.maintain()
+  t.same(about(report, 'public.few'), { vacuumed: false, analyzed: false, failed: [] }, 'once is enough')
+})
+
+t.test('a table whose old values pile up in its TOAST table is vacuumed, though its own dead rows are few', async (t) => {
+  const database = await open(t)
+  // A description's way: long text kept out of line, each change leaving the old
+  // text's chunks behind (stored uncompressed here, so that each value takes 4 chunks).
+  await run(database, 'CREATE TABLE documents (id int PRIMARY KEY, body text NOT NULL)')
+  await run(database, 'ALTER TABLE documents ALTER COLUMN body SET STORAGE EXTERNAL')
+  await run(database, `INSERT INTO documents SELECT g, repeat('x', 7000) FROM generate_series(1, 100) g`)
+  await database.maintain()
+  // 40 rows changed: 40 dead rows (under 50 + 20 % of 100 = 70), 160 dead chunks
+  // (over 50 + 20 % of 400 = 130).
+  await run(database, `UPDATE documents SET body = repeat('y', 7000) WHERE id <= 40`)
+  const [toast] = await run(database, `SELECT t.relname FROM pg_class c JOIN pg_class t ON t.oid = c.reltoastrelid WHERE c.relname = 'documents'`)
+  await run(database, 'SELECT pg_stat_force_next_flush()')
+  const [dead] = await run(database, 'SELECT n_dead_tup::int AS chunks FROM pg_stat_all_tables WHERE relname = $1', [toast?.relname])
+  t.equal(dead?.chunks, 160, 'the old values\' chunks are dead')
+  t.equal((await stats(database, 'documents')).n_dead_tup, 40)
+
+  const report = await database.maintain()
+  t.equal(about(report, 'public.documents').vacuumed, true, 'vacuumed for its TOAST table')
+  await run(database, 'SELECT pg_stat_force_next_flush()')
+  const [after] = await run(database, 'SELECT n_dead_tup::int AS chunks FROM pg_stat_all_tables WHERE relname = $1', [toast?.relname])
+  t.equal(after?.chunks, 0, 'the dead chunks are gone')
+  const rows = await run(database, `SELECT count(*) FILTER (WHERE body = repeat('y', 7000))::int AS changed, count(*)::int AS total FROM documents`)
+  t.same(rows[0], { changed: 40, total: 100 })
+})
+
+t.test('a pass waits for an open transaction to end, and the transaction is untouched by it', async (t) => {
+  const database = await open(t)
+  await run(database, 'CREATE TABLE churn (id int PRIMARY KEY, n int NOT NULL)')
+  await run(database, 'INSERT INTO churn SELECT g, 0 FROM generate_series(1, 200) g')
+  await run(database, 'UPDATE churn SET n = 1')
+
+  const session = database.session()
+  await database.query(session, 'BEGIN', [])
+  await database.query(session, 'UPDATE churn SET n = 2 WHERE id = 1', [])
+  let over = false
+  const pass = database.maintain().then((report) => { over = true; return report })
+  // The transaction's own statements go on meanwhile.
+  const [row] = (await database.query(session, 'SELECT n FROM churn WHERE id = 1', [])).rows as Array<{ n: number }>
+  t.equal(row?.n, 2)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal(over, false, 'no upkeep while the transaction is open')
+  t.equal(database.inTransaction(session), true)
+  await database.query(session, 'COMMIT', [])
+  const report = await pass
+  t.equal(about(report, 'public.churn').vacuumed, true, 'then the pass runs')
+  t.same(await run(database, 'SELECT n, count(*)::int AS rows FROM churn GROUP BY n ORDER BY n'), [{ n: 1, rows: 199 }, { n: 2, rows: 1 }], 'the commit holds')
+})
+
+t.test('the thread looks for upkeep on its own, once statements have run', async (t) => {
+  const database = await open(t, 100)
+  await run(database, 'CREATE TABLE churn (id int PRIMARY KEY, n int NOT NULL)')
+  await run(database, 'INSERT INTO churn SELECT g, 0 FROM generate_series(1, 200) g')
+  await run(database, 'UPDATE churn SET n = 1')
+  let s = await stats(database, 'churn')
+  for (let waited = 0; s.last_vacuum === null && waited < 10_000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    s = await stats(database, 'churn')
+  }
+  t.ok(s.last_vacuum, 'vacuumed without being asked')
+  t.equal(s.n_dead_tup, 0)
+})
+
+t.test('a pass asked for once the database is closed fails as a statement would', async (t) => {
+  const database = await EmbeddedDatabase.open(null, { maintenanceIntervalMs: 3_600_000 })
+  await database.close()
+  await t.rejects(database.maintain(), { code: '57P01' })
+})
