@@ -40,6 +40,23 @@ function about (report: MaintenanceReport, table: string) {
   }
 }
 
+/** Runs a pass now; what it did to one table. */
+async function pass (database: EmbeddedDatabase, table: string) {
+  return about(await database.maintain(), table)
+}
+
+/** The table's row count as PostgreSQL last recorded it (-1: unknown, never analyzed nor vacuumed). */
+async function reltuples (database: EmbeddedDatabase, table: string): Promise<unknown> {
+  return (await run(database, 'SELECT reltuples FROM pg_class WHERE relname = $1', [table]))[0]?.reltuples
+}
+
+/** The dead rows of a table's TOAST table: the chunks of values replaced. */
+async function deadChunks (database: EmbeddedDatabase, table: string): Promise<unknown> {
+  await run(database, 'SELECT pg_stat_force_next_flush()')
+  return (await run(database, `SELECT s.n_dead_tup::int AS chunks FROM pg_class c JOIN pg_stat_all_tables s ON s.relid = c.reltoastrelid
+    WHERE c.relname = $1`, [table]))[0]?.chunks
+}
+
 t.test('a table is vacuumed once its dead rows pass autovacuum\'s threshold, analyzed once its changes do, and left alone otherwise', async (t) => {
   const database = await open(t)
   await run(database, 'CREATE TABLE churn (id int PRIMARY KEY, n int NOT NULL)')
@@ -47,8 +64,7 @@ t.test('a table is vacuumed once its dead rows pass autovacuum\'s threshold, ana
 
   // 200 rows inserted: changes enough to analyze (50 + 10 % of rows), too few
   // inserted rows to vacuum for (1,000 + 20 %), no dead rows.
-  let report = await database.maintain()
-  t.same(about(report, 'public.churn'), { vacuumed: false, analyzed: true, failed: [] }, 'a new table is analyzed, not vacuumed')
+  t.same(await pass(database, 'public.churn'), { vacuumed: false, analyzed: true, failed: [] }, 'a new table is analyzed, not vacuumed')
   let s = await stats(database, 'churn')
   t.ok(s.last_analyze, 'PostgreSQL records the analyze')
   t.equal(s.last_vacuum, null)
@@ -56,33 +72,28 @@ t.test('a table is vacuumed once its dead rows pass autovacuum\'s threshold, ana
 
   // 40 dead rows: under the 50 + 20 % of 200 = 90 that call for a vacuum.
   await run(database, 'UPDATE churn SET n = n + 1 WHERE id <= 40')
-  report = await database.maintain()
-  t.same(about(report, 'public.churn'), { vacuumed: false, analyzed: false, failed: [] }, 'under both thresholds: nothing')
+  t.same(await pass(database, 'public.churn'), { vacuumed: false, analyzed: false, failed: [] }, 'under both thresholds: nothing')
   t.equal((await stats(database, 'churn')).n_dead_tup, 40, 'the dead rows are still there')
 
   // 40 + 200 dead rows, 240 changes: both due.
   await run(database, 'UPDATE churn SET n = n + 1')
-  report = await database.maintain()
-  t.same(about(report, 'public.churn'), { vacuumed: true, analyzed: true, failed: [] })
+  t.same(await pass(database, 'public.churn'), { vacuumed: true, analyzed: true, failed: [] })
   s = await stats(database, 'churn')
   t.equal(s.n_dead_tup, 0, 'the dead rows are gone')
   t.ok(s.last_vacuum, 'PostgreSQL records the vacuum')
   t.equal((await run(database, 'SELECT count(*)::int AS n, sum(n)::int AS total FROM churn'))[0]?.total, 240, 'nothing of the table is lost')
 
-  report = await database.maintain()
-  t.same(about(report, 'public.churn'), { vacuumed: false, analyzed: false, failed: [] }, 'nothing changed since: nothing due')
+  t.same(await pass(database, 'public.churn'), { vacuumed: false, analyzed: false, failed: [] }, 'nothing changed since: nothing due')
 })
 
 t.test('a table never analyzed nor vacuumed is analyzed, however few its changes (its statistics may have gone with an earlier process)', async (t) => {
   const database = await open(t)
   await run(database, 'CREATE TABLE few (id int PRIMARY KEY)')
   await run(database, 'INSERT INTO few SELECT generate_series(1, 10)')
-  t.same(await run(database, `SELECT reltuples FROM pg_class WHERE relname = 'few'`), [{ reltuples: -1 }], 'its row count is unknown')
-  let report = await database.maintain()
-  t.same(about(report, 'public.few'), { vacuumed: false, analyzed: true, failed: [] }, '10 changes, under 50, but never analyzed')
-  t.same(await run(database, `SELECT reltuples FROM pg_class WHERE relname = 'few'`), [{ reltuples: 10 }])
-  report = await database.maintain()
-  t.same(about(report, 'public.few'), { vacuumed: false, analyzed: false, failed: [] }, 'once is enough')
+  t.equal(await reltuples(database, 'few'), -1, 'its row count is unknown')
+  t.same(await pass(database, 'public.few'), { vacuumed: false, analyzed: true, failed: [] }, '10 changes, under 50, but never analyzed')
+  t.equal(await reltuples(database, 'few'), 10)
+  t.same(await pass(database, 'public.few'), { vacuumed: false, analyzed: false, failed: [] }, 'once is enough')
 })
 
 t.test('a table whose old values pile up in its TOAST table is vacuumed, though its own dead rows are few', async (t) => {
@@ -96,17 +107,11 @@ t.test('a table whose old values pile up in its TOAST table is vacuumed, though 
   // 40 rows changed: 40 dead rows (under 50 + 20 % of 100 = 70), 160 dead chunks
   // (over 50 + 20 % of 400 = 130).
   await run(database, `UPDATE documents SET body = repeat('y', 7000) WHERE id <= 40`)
-  const [toast] = await run(database, `SELECT t.relname FROM pg_class c JOIN pg_class t ON t.oid = c.reltoastrelid WHERE c.relname = 'documents'`)
-  await run(database, 'SELECT pg_stat_force_next_flush()')
-  const [dead] = await run(database, 'SELECT n_dead_tup::int AS chunks FROM pg_stat_all_tables WHERE relname = $1', [toast?.relname])
-  t.equal(dead?.chunks, 160, 'the old values\' chunks are dead')
+  t.equal(await deadChunks(database, 'documents'), 160, 'the old values\' chunks are dead')
   t.equal((await stats(database, 'documents')).n_dead_tup, 40)
 
-  const report = await database.maintain()
-  t.equal(about(report, 'public.documents').vacuumed, true, 'vacuumed for its TOAST table')
-  await run(database, 'SELECT pg_stat_force_next_flush()')
-  const [after] = await run(database, 'SELECT n_dead_tup::int AS chunks FROM pg_stat_all_tables WHERE relname = $1', [toast?.relname])
-  t.equal(after?.chunks, 0, 'the dead chunks are gone')
+  t.equal((await pass(database, 'public.documents')).vacuumed, true, 'vacuumed for its TOAST table')
+  t.equal(await deadChunks(database, 'documents'), 0, 'the dead chunks are gone')
   const rows = await run(database, `SELECT count(*) FILTER (WHERE body = repeat('y', 7000))::int AS changed, count(*)::int AS total FROM documents`)
   t.same(rows[0], { changed: 40, total: 100 })
 })
@@ -121,7 +126,7 @@ t.test('a pass waits for an open transaction to end, and the transaction is unto
   await database.query(session, 'BEGIN', [])
   await database.query(session, 'UPDATE churn SET n = 2 WHERE id = 1', [])
   let over = false
-  const pass = database.maintain().then((report) => { over = true; return report })
+  const running = database.maintain().then((report) => { over = true; return report })
   // The transaction's own statements go on meanwhile.
   const [row] = (await database.query(session, 'SELECT n FROM churn WHERE id = 1', [])).rows as Array<{ n: number }>
   t.equal(row?.n, 2)
@@ -129,7 +134,7 @@ t.test('a pass waits for an open transaction to end, and the transaction is unto
   t.equal(over, false, 'no upkeep while the transaction is open')
   t.equal(database.inTransaction(session), true)
   await database.query(session, 'COMMIT', [])
-  const report = await pass
+  const report = await running
   t.equal(about(report, 'public.churn').vacuumed, true, 'then the pass runs')
   t.same(await run(database, 'SELECT n, count(*)::int AS rows FROM churn GROUP BY n ORDER BY n'), [{ n: 1, rows: 199 }, { n: 2, rows: 1 }], 'the commit holds')
 })
