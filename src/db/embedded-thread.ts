@@ -8,7 +8,7 @@
 // also does the upkeep autovacuum would (embedded-upkeep.ts).
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite'
-import type { FromThread, MaintenanceReport, StatementResult, ThreadError, ThreadOptions, ToThread } from './embedded.js'
+import type { FromThread, StatementResult, ThreadError, ThreadOptions, ToThread, UpkeepReport } from './embedded.js'
 import { naptimeMs, tablesDue, upkeepCommand, type UpkeepStep } from './embedded-upkeep.js'
 import { PLAN_CACHE_MODE } from './statement-names.js'
 import { EMBEDDED_THREAD_NAME, nameThisThread } from './thread-name.js'
@@ -41,7 +41,7 @@ function describe (error: unknown): ThreadError {
 
 if (parentPort === null) throw new Error('embedded-thread.ts runs as a worker thread (embedded.ts starts it)')
 const port = parentPort
-const { dataDir, maintenanceIntervalMs } = workerData as ThreadOptions
+const { dataDir, upkeepIntervalMs } = workerData as ThreadOptions
 nameThisThread(EMBEDDED_THREAD_NAME)
 
 function send (message: FromThread): void {
@@ -90,17 +90,17 @@ const opened = await openPGlite()
 if (opened === null) {
   port.close()
 } else {
-  serve(opened, maintenanceIntervalMs ?? await naptimeMs(opened))
+  serve(opened, upkeepIntervalMs ?? await naptimeMs(opened))
 }
 
 /** What a statement sent once the database is closing gets, as from PostgreSQL shutting down (admin_shutdown). */
 const CLOSED: ThreadError = { name: 'Error', message: 'the embedded database is closed', fields: { code: '57P01' } }
 
 /** The next step of the pass of upkeep under way, queued like a statement (of no session: never inside a transaction). */
-interface UpkeepTurn { kind: 'upkeep', id: 0, session: -1 }
-const UPKEEP_TURN: UpkeepTurn = { kind: 'upkeep', id: 0, session: -1 }
+interface UpkeepTurn { kind: 'turn', id: 0, session: -1 }
+const UPKEEP_TURN: UpkeepTurn = { kind: 'turn', id: 0, session: -1 }
 
-function serve (pglite: PGlite, upkeepIntervalMs: number): void {
+function serve (pglite: PGlite, intervalMs: number): void {
   const queue: Array<ToThread | UpkeepTurn> = []
   /** The session whose transaction is open: only its statements run until it ends. */
   let owner: number | null = null
@@ -109,9 +109,9 @@ function serve (pglite: PGlite, upkeepIntervalMs: number): void {
 
   /**
    * The pass of upkeep under way: the tables still due (null until they are looked
-   * up), who waits for its report (EmbeddedDatabase.maintain), and the report.
+   * up), who waits for its report (EmbeddedDatabase.upkeep), and the report.
    */
-  let pass: { due: UpkeepStep[] | null, waiting: number[], report: MaintenanceReport } | null = null
+  let pass: { due: UpkeepStep[] | null, waiting: number[], report: UpkeepReport } | null = null
   /** Whether a statement has run since the last pass began: with none, none is due. */
   let used = false
 
@@ -139,7 +139,7 @@ function serve (pglite: PGlite, upkeepIntervalMs: number): void {
    * statements that came meanwhile run first: a request waits for one table's
    * upkeep at most, never for a whole pass.
    */
-  async function upkeep (): Promise<void> {
+  async function takeTurn (): Promise<void> {
     const current = pass!
     if (current.due === null) {
       try {
@@ -168,7 +168,7 @@ function serve (pglite: PGlite, upkeepIntervalMs: number): void {
     if (!used || closed) return
     beginPass()
     void pump()
-  }, upkeepIntervalMs)
+  }, intervalMs)
   upkeepTimer.unref()
 
   /** The first statement that may run now, taken off the queue. */
@@ -219,7 +219,7 @@ function serve (pglite: PGlite, upkeepIntervalMs: number): void {
     })
   }
 
-  async function run (request: Exclude<ToThread, { kind: 'maintain' }>): Promise<unknown> {
+  async function run (request: Exclude<ToThread, { kind: 'upkeep' }>): Promise<unknown> {
     switch (request.kind) {
       case 'query': {
         used = true
@@ -254,16 +254,16 @@ function serve (pglite: PGlite, upkeepIntervalMs: number): void {
     running = true
     try {
       for (let request = next(); request !== undefined; request = next()) {
-        if (request.kind === 'upkeep') {
+        if (request.kind === 'turn') {
           if (closed) endPass({ ok: false, error: CLOSED })
-          else await upkeep()
+          else await takeTurn()
           continue
         }
         if (closed) {
           send({ id: request.id, ok: false, error: CLOSED, inTransaction: false })
           continue
         }
-        if (request.kind === 'maintain') {
+        if (request.kind === 'upkeep') {
           // Answered when the pass is over.
           beginPass(request.id)
           continue

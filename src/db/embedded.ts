@@ -25,11 +25,11 @@ export interface ThreadOptions {
   /** Where PGlite keeps its files; null keeps it in memory. */
   dataDir: string | null
   /** How often the thread looks for tables to vacuum or analyze (embedded-thread.ts); null: PostgreSQL's autovacuum_naptime. */
-  maintenanceIntervalMs: number | null
+  upkeepIntervalMs: number | null
 }
 
 /** What one pass of the embedded database's upkeep did (embedded-thread.ts): tables by schema-qualified name. */
-export interface MaintenanceReport {
+export interface UpkeepReport {
   vacuumed: string[]
   analyzed: string[]
   /** Tables whose VACUUM or ANALYZE failed (dropped meanwhile, say), with why; the pass went on. */
@@ -41,7 +41,7 @@ export type ToThread =
   | { id: number, session: number, kind: 'query', sql: string, params: unknown[], name?: string }
   | { id: number, session: number, kind: 'exec', sql: string }
   | { id: number, session: number, kind: 'release' }
-  | { id: number, session: number, kind: 'maintain' }
+  | { id: number, session: number, kind: 'upkeep' }
   | { id: number, session: number, kind: 'close' }
 
 /** An error as it crosses threads: its name, message and PostgreSQL's fields (`code` the SQLSTATE). */
@@ -148,14 +148,14 @@ export class EmbeddedDatabase {
 
   /**
    * Locks `dataDir` (unless in memory), starts the thread and waits until PGlite is
-   * open. `maintenanceIntervalMs` is for tests: how often the thread looks for
+   * open. `upkeepIntervalMs` is for tests: how often the thread looks for
    * tables to vacuum (PostgreSQL's autovacuum_naptime, 60 s, unless given).
    */
-  static async open (dataDir: string | null, { maintenanceIntervalMs = null }: { maintenanceIntervalMs?: number | null } = {}): Promise<EmbeddedDatabase> {
+  static async open (dataDir: string | null, { upkeepIntervalMs = null }: { upkeepIntervalMs?: number | null } = {}): Promise<EmbeddedDatabase> {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {
-      worker = startThread({ dataDir, maintenanceIntervalMs })
+      worker = startThread({ dataDir, upkeepIntervalMs })
       await new Promise<void>((resolve, reject) => {
         const fail = (error: Error) => { cleanup(); reject(error) }
         const exit = (code: number) => fail(new Error(`the embedded database thread exited with code ${code} while starting`))
@@ -210,8 +210,8 @@ export class EmbeddedDatabase {
    * call for is vacuumed or analyzed, one at a time, between statements and never
    * inside a transaction. Resolves once the pass is over (joining one under way).
    */
-  async maintain (): Promise<MaintenanceReport> {
-    return await this.#send({ id: 0, session: this.session(), kind: 'maintain' }) as MaintenanceReport
+  async upkeep (): Promise<UpkeepReport> {
+    return await this.#send({ id: 0, session: this.session(), kind: 'upkeep' }) as UpkeepReport
   }
 
   /** The session is done: a transaction it left open is rolled back. */

@@ -2,7 +2,7 @@
 // mode): its thread does autovacuum's work, by autovacuum's rules and settings
 // (src/db/embedded-upkeep.ts). Runs on PGlite whatever DATABASE_URL says.
 import t from 'tap'
-import { EmbeddedDatabase, type MaintenanceReport } from '../../src/db/embedded.js'
+import { EmbeddedDatabase, type UpkeepReport } from '../../src/db/embedded.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -15,7 +15,7 @@ interface TableStats {
 
 /** An embedded database in memory whose thread looks for upkeep every `intervalMs` (an hour: only when asked). */
 async function open (t: Tap, intervalMs = 3_600_000): Promise<EmbeddedDatabase> {
-  const database = await EmbeddedDatabase.open(null, { maintenanceIntervalMs: intervalMs })
+  const database = await EmbeddedDatabase.open(null, { upkeepIntervalMs: intervalMs })
   t.teardown(() => database.close())
   return database
 }
@@ -32,7 +32,7 @@ async function stats (database: EmbeddedDatabase, table: string): Promise<TableS
 }
 
 /** The report's entries for one table. */
-function about (report: MaintenanceReport, table: string) {
+function about (report: UpkeepReport, table: string) {
   return {
     vacuumed: report.vacuumed.includes(table),
     analyzed: report.analyzed.includes(table),
@@ -42,7 +42,7 @@ function about (report: MaintenanceReport, table: string) {
 
 /** Runs a pass now; what it did to one table. */
 async function pass (database: EmbeddedDatabase, table: string) {
-  return about(await database.maintain(), table)
+  return about(await database.upkeep(), table)
 }
 
 /** The table's row count as PostgreSQL last recorded it (-1: unknown, never analyzed nor vacuumed). */
@@ -103,7 +103,7 @@ t.test('a table whose old values pile up in its TOAST table is vacuumed, though 
   await run(database, 'CREATE TABLE documents (id int PRIMARY KEY, body text NOT NULL)')
   await run(database, 'ALTER TABLE documents ALTER COLUMN body SET STORAGE EXTERNAL')
   await run(database, `INSERT INTO documents SELECT g, repeat('x', 7000) FROM generate_series(1, 100) g`)
-  await database.maintain()
+  await database.upkeep()
   // 40 rows changed: 40 dead rows (under 50 + 20 % of 100 = 70), 160 dead chunks
   // (over 50 + 20 % of 400 = 130).
   await run(database, `UPDATE documents SET body = repeat('y', 7000) WHERE id <= 40`)
@@ -126,7 +126,7 @@ t.test('a pass waits for an open transaction to end, and the transaction is unto
   await database.query(session, 'BEGIN', [])
   await database.query(session, 'UPDATE churn SET n = 2 WHERE id = 1', [])
   let over = false
-  const running = database.maintain().then((report) => { over = true; return report })
+  const running = database.upkeep().then((report) => { over = true; return report })
   // The transaction's own statements go on meanwhile.
   const [row] = (await database.query(session, 'SELECT n FROM churn WHERE id = 1', [])).rows as Array<{ n: number }>
   t.equal(row?.n, 2)
@@ -154,7 +154,7 @@ t.test('the thread looks for upkeep on its own, once statements have run', async
 })
 
 t.test('a pass asked for once the database is closed fails as a statement would', async (t) => {
-  const database = await EmbeddedDatabase.open(null, { maintenanceIntervalMs: 3_600_000 })
+  const database = await EmbeddedDatabase.open(null, { upkeepIntervalMs: 3_600_000 })
   await database.close()
-  await t.rejects(database.maintain(), { code: '57P01' })
+  await t.rejects(database.upkeep(), { code: '57P01' })
 })
