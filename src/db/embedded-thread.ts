@@ -5,7 +5,9 @@
 // that while a session has a transaction open only that session's statements run:
 // PGlite is a single PostgreSQL session, and a statement of another request must
 // not land inside someone else's transaction. Between statements, the thread
-// also does the upkeep autovacuum would (embedded-upkeep.ts).
+// also does the upkeep autovacuum would (embedded-upkeep.ts), in the quiet
+// moments when it can: autovacuum works beside the statements, but here each
+// table's VACUUM or ANALYZE holds up every statement behind it.
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite'
 import type { FromThread, StatementResult, ThreadError, ThreadOptions, ToThread, UpkeepReport } from './embedded.js'
@@ -22,6 +24,12 @@ const DATE_OID = 1082
 const JSON_OIDS = new Set([114, 3802])
 const JSON_ARRAY_OIDS = new Set([199, 3807])
 const asText = (value: string) => value
+
+// How long the thread must have had no statement to run before a pass it began
+// itself takes a turn. Requests a tenth of a second apart leave it that quiet; a
+// steady load does not, and the pass then waits for the load to pause (or for
+// its longest wait, upkeepMaxWaitMs).
+const QUIET_MS = 100
 
 // What a PostgreSQL error carries besides its message (pg-protocol's DatabaseError),
 // so that the error handler sees the SQLSTATE as it does from `pg`. The statement
@@ -41,7 +49,7 @@ function describe (error: unknown): ThreadError {
 
 if (parentPort === null) throw new Error('embedded-thread.ts runs as a worker thread (embedded.ts starts it)')
 const port = parentPort
-const { dataDir, upkeepIntervalMs } = workerData as ThreadOptions
+const { dataDir, upkeepIntervalMs, upkeepQuietMs, upkeepMaxWaitMs } = workerData as ThreadOptions
 nameThisThread(EMBEDDED_THREAD_NAME)
 
 function send (message: FromThread): void {
@@ -90,7 +98,8 @@ const opened = await openPGlite()
 if (opened === null) {
   port.close()
 } else {
-  serve(opened, upkeepIntervalMs ?? await naptimeMs(opened))
+  const intervalMs = upkeepIntervalMs ?? await naptimeMs(opened)
+  serve(opened, { intervalMs, quietMs: upkeepQuietMs ?? QUIET_MS, maxWaitMs: upkeepMaxWaitMs ?? intervalMs })
 }
 
 /** What a statement sent once the database is closing gets, as from PostgreSQL shutting down (admin_shutdown). */
@@ -100,7 +109,24 @@ const CLOSED: ThreadError = { name: 'Error', message: 'the embedded database is 
 interface UpkeepTurn { kind: 'turn', id: 0, session: -1 }
 const UPKEEP_TURN: UpkeepTurn = { kind: 'turn', id: 0, session: -1 }
 
-function serve (pglite: PGlite, intervalMs: number): void {
+/**
+ * Lets the messages that came while the thread was busy into the queue. They
+ * arrive as events, which a loop that only awaits promises never lets in: without
+ * this, a pass's turns would all run before a statement sent during the first.
+ */
+const arrivals = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
+
+/** When the thread does its upkeep on its own. */
+interface Rhythm {
+  /** Between two looks for tables due (once statements have run since the last). */
+  intervalMs: number
+  /** The thread's quiet a pass it began waits for before each turn. */
+  quietMs: number
+  /** How long such a pass waits for quiet before it takes its turns between statements anyway. */
+  maxWaitMs: number
+}
+
+function serve (pglite: PGlite, { intervalMs, quietMs, maxWaitMs }: Rhythm): void {
   const queue: Array<ToThread | UpkeepTurn> = []
   /** The session whose transaction is open: only its statements run until it ends. */
   let owner: number | null = null
@@ -109,20 +135,60 @@ function serve (pglite: PGlite, intervalMs: number): void {
 
   /**
    * The pass of upkeep under way: the tables still due (null until they are looked
-   * up), who waits for its report (EmbeddedDatabase.upkeep), and the report.
+   * up), who waits for its report (EmbeddedDatabase.upkeep), the report, and
+   * whether it waits for quiet moments (a pass the thread began itself, until it
+   * has waited `maxWaitMs`, since `begun`) or takes its turns between statements.
    */
-  let pass: { due: UpkeepStep[] | null, waiting: number[], report: UpkeepReport } | null = null
+  let pass: { due: UpkeepStep[] | null, waiting: number[], report: UpkeepReport, quiet: boolean, begun: number } | null = null
   /** Whether a statement has run since the last pass began: with none, none is due. */
   let used = false
+  /** When the thread last received or finished a statement. */
+  let lastStatementAt = performance.now()
+  /** The timer that looks again whether the thread is quiet, while a pass waits for it. */
+  let quietTimer: NodeJS.Timeout | null = null
 
-  /** Starts a pass, unless one is under way; `waiting` is told when it is over. */
+  /**
+   * Starts a pass, unless one is under way; `waiting` is told when it is over. A
+   * pass the thread begins itself (no one waiting) waits for quiet moments; one
+   * asked for runs now, and hurries one under way.
+   */
   function beginPass (waiting?: number): void {
     if (pass === null) {
-      pass = { due: null, waiting: [], report: { vacuumed: [], analyzed: [], failed: [] } }
+      pass = { due: null, waiting: [], report: { vacuumed: [], analyzed: [], failed: [] }, quiet: waiting === undefined, begun: performance.now() }
       used = false
-      queue.push(UPKEEP_TURN)
+      nextTurn()
+    } else if (waiting !== undefined && pass.quiet) {
+      pass.quiet = false
+      if (quietTimer !== null) nextTurn()
     }
     if (waiting !== undefined) pass.waiting.push(waiting)
+  }
+
+  /**
+   * Puts the pass's next turn in the queue: at once when it takes its turns
+   * between statements, else once the thread has been quiet for `quietMs`, or once
+   * the pass has waited `maxWaitMs` for that.
+   */
+  function nextTurn (): void {
+    if (quietTimer !== null) {
+      clearTimeout(quietTimer)
+      quietTimer = null
+    }
+    const current = pass!
+    const now = performance.now()
+    if (current.quiet && now - current.begun >= maxWaitMs) current.quiet = false
+    const idle = queue.length === 0 && owner === null && !running
+    if (!current.quiet || (idle && now - lastStatementAt >= quietMs)) {
+      queue.push(UPKEEP_TURN)
+      void pump()
+      return
+    }
+    const wait = idle ? quietMs - (now - lastStatementAt) : quietMs
+    quietTimer = setTimeout(() => {
+      quietTimer = null
+      if (pass === current && !closed) nextTurn()
+    }, Math.max(1, Math.min(wait, current.begun + maxWaitMs - now)))
+    quietTimer.unref()
   }
 
   function endPass (outcome: { ok: true } | { ok: false, error: ThreadError }): void {
@@ -135,9 +201,8 @@ function serve (pglite: PGlite, intervalMs: number): void {
 
   /**
    * One step of the pass: the tables due are looked up, or the next one is
-   * vacuumed or analyzed. The next step goes to the back of the queue, so that the
-   * statements that came meanwhile run first: a request waits for one table's
-   * upkeep at most, never for a whole pass.
+   * vacuumed or analyzed. The statements that came meanwhile run before the next
+   * step: a request waits for one table's upkeep at most, never for a whole pass.
    */
   async function takeTurn (): Promise<void> {
     const current = pass!
@@ -159,7 +224,7 @@ function serve (pglite: PGlite, intervalMs: number): void {
         current.report.failed.push({ table: step.table, error: describe(error).message })
       }
     }
-    if (current.due.length > 0) queue.push(UPKEEP_TURN)
+    if (current.due.length > 0) nextTurn()
     else endPass({ ok: true })
   }
 
@@ -244,6 +309,7 @@ function serve (pglite: PGlite, intervalMs: number): void {
       case 'close':
         closed = true
         clearInterval(upkeepTimer)
+        if (quietTimer !== null) clearTimeout(quietTimer)
         await pglite.close()
         return null
     }
@@ -255,8 +321,17 @@ function serve (pglite: PGlite, intervalMs: number): void {
     try {
       for (let request = next(); request !== undefined; request = next()) {
         if (request.kind === 'turn') {
-          if (closed) endPass({ ok: false, error: CLOSED })
-          else await takeTurn()
+          if (closed) {
+            endPass({ ok: false, error: CLOSED })
+            continue
+          }
+          // Statements sent while the thread was busy go first.
+          await arrivals()
+          if (queue.some((waiting) => waiting.kind !== 'turn')) {
+            queue.push(request)
+            continue
+          }
+          await takeTurn()
           continue
         }
         if (closed) {
@@ -278,6 +353,7 @@ function serve (pglite: PGlite, intervalMs: number): void {
         const inTransaction = !closed && pglite.isInTransaction()
         owner = inTransaction ? request.session : null
         reply.inTransaction = inTransaction
+        lastStatementAt = performance.now()
         send(reply)
       }
     } finally {
@@ -286,6 +362,7 @@ function serve (pglite: PGlite, intervalMs: number): void {
   }
 
   port.on('message', (request: ToThread) => {
+    lastStatementAt = performance.now()
     queue.push(request)
     void pump()
   })

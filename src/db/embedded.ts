@@ -20,12 +20,20 @@ import { lockDataDir, privateFiles } from './data-dir.js'
 import { beginTransaction, commitTransaction } from './dialect.js'
 import { statementName } from './statement-names.js'
 
+/** When the database thread does its upkeep on its own (embedded-thread.ts); null: the default. */
+export interface UpkeepTiming {
+  /** How often it looks for tables to vacuum or analyze: PostgreSQL's autovacuum_naptime (60 s) by default. */
+  upkeepIntervalMs: number | null
+  /** How long it must have had no statement to run before a pass it began takes a turn: 100 ms by default. */
+  upkeepQuietMs: number | null
+  /** How long such a pass waits for that quiet before it takes its turns between statements anyway: one interval by default. */
+  upkeepMaxWaitMs: number | null
+}
+
 /** What the database thread is started with. */
-export interface ThreadOptions {
+export interface ThreadOptions extends UpkeepTiming {
   /** Where PGlite keeps its files; null keeps it in memory. */
   dataDir: string | null
-  /** How often the thread looks for tables to vacuum or analyze (embedded-thread.ts); null: PostgreSQL's autovacuum_naptime. */
-  upkeepIntervalMs: number | null
 }
 
 /** What one pass of the embedded database's upkeep did (embedded-thread.ts): tables by schema-qualified name. */
@@ -148,14 +156,13 @@ export class EmbeddedDatabase {
 
   /**
    * Locks `dataDir` (unless in memory), starts the thread and waits until PGlite is
-   * open. `upkeepIntervalMs` is for tests: how often the thread looks for
-   * tables to vacuum (PostgreSQL's autovacuum_naptime, 60 s, unless given).
+   * open. `timing` is for tests: when the thread does its upkeep on its own.
    */
-  static async open (dataDir: string | null, { upkeepIntervalMs = null }: { upkeepIntervalMs?: number | null } = {}): Promise<EmbeddedDatabase> {
+  static async open (dataDir: string | null, timing: Partial<UpkeepTiming> = {}): Promise<EmbeddedDatabase> {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {
-      worker = startThread({ dataDir, upkeepIntervalMs })
+      worker = startThread({ dataDir, upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...timing })
       await new Promise<void>((resolve, reject) => {
         const fail = (error: Error) => { cleanup(); reject(error) }
         const exit = (code: number) => fail(new Error(`the embedded database thread exited with code ${code} while starting`))
@@ -208,7 +215,9 @@ export class EmbeddedDatabase {
    * Runs a pass of upkeep now, as the thread does on its own every
    * autovacuum_naptime once statements have run: each table autovacuum's rules
    * call for is vacuumed or analyzed, one at a time, between statements and never
-   * inside a transaction. Resolves once the pass is over (joining one under way).
+   * inside a transaction. A pass the thread began itself waits for a quiet moment;
+   * this one does not (joining one under way, it hurries it). Resolves once the
+   * pass is over.
    */
   async upkeep (): Promise<UpkeepReport> {
     return await this.#send({ id: 0, session: this.session(), kind: 'upkeep' }) as UpkeepReport

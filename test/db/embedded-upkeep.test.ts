@@ -2,7 +2,7 @@
 // mode): its thread does autovacuum's work, by autovacuum's rules and settings
 // (src/db/embedded-upkeep.ts). Runs on PGlite whatever DATABASE_URL says.
 import t from 'tap'
-import { EmbeddedDatabase, type UpkeepReport } from '../../src/db/embedded.js'
+import { EmbeddedDatabase, type UpkeepReport, type UpkeepTiming } from '../../src/db/embedded.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -13,9 +13,9 @@ interface TableStats {
   last_analyze: string | null
 }
 
-/** An embedded database in memory whose thread looks for upkeep every `intervalMs` (an hour: only when asked). */
-async function open (t: Tap, intervalMs = 3_600_000): Promise<EmbeddedDatabase> {
-  const database = await EmbeddedDatabase.open(null, { upkeepIntervalMs: intervalMs })
+/** An embedded database in memory whose thread does its upkeep on its own by `timing` (by default only when asked). */
+async function open (t: Tap, timing: Partial<UpkeepTiming> = { upkeepIntervalMs: 3_600_000 }): Promise<EmbeddedDatabase> {
+  const database = await EmbeddedDatabase.open(null, timing)
   t.teardown(() => database.close())
   return database
 }
@@ -139,18 +139,79 @@ t.test('a pass waits for an open transaction to end, and the transaction is unto
   t.same(await run(database, 'SELECT n, count(*)::int AS rows FROM churn GROUP BY n ORDER BY n'), [{ n: 1, rows: 199 }, { n: 2, rows: 1 }], 'the commit holds')
 })
 
-t.test('the thread looks for upkeep on its own, once statements have run', async (t) => {
-  const database = await open(t, 100)
+/** A table of 200 rows, each changed once: 200 dead rows, over the 90 that call for a vacuum. */
+async function churned (database: EmbeddedDatabase): Promise<void> {
   await run(database, 'CREATE TABLE churn (id int PRIMARY KEY, n int NOT NULL)')
   await run(database, 'INSERT INTO churn SELECT g, 0 FROM generate_series(1, 200) g')
   await run(database, 'UPDATE churn SET n = 1')
-  let s = await stats(database, 'churn')
-  for (let waited = 0; s.last_vacuum === null && waited < 10_000; waited += 100) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    s = await stats(database, 'churn')
+}
+
+const sleep = async (ms: number) => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+/** Polls the table's statistics every `everyMs` (each look a statement) until it is vacuumed or `forMs` have gone by. */
+async function vacuumedWithin (database: EmbeddedDatabase, table: string, { everyMs, forMs }: { everyMs: number, forMs: number }): Promise<TableStats> {
+  let s = await stats(database, table)
+  for (const start = Date.now(); s.last_vacuum === null && Date.now() - start < forMs;) {
+    await sleep(everyMs)
+    s = await stats(database, table)
   }
+  return s
+}
+
+t.test('the thread looks for upkeep on its own, once statements have run', async (t) => {
+  const database = await open(t, { upkeepIntervalMs: 100, upkeepQuietMs: 20 })
+  await churned(database)
+  const s = await vacuumedWithin(database, 'churn', { everyMs: 100, forMs: 10_000 })
   t.ok(s.last_vacuum, 'vacuumed without being asked')
   t.equal(s.n_dead_tup, 0)
+})
+
+t.test('a pass the thread began itself waits while statements keep coming, and runs once they pause', async (t) => {
+  const database = await open(t, { upkeepIntervalMs: 50, upkeepQuietMs: 300, upkeepMaxWaitMs: 60_000 })
+  await churned(database)
+  // A statement every 50 ms for 1.5 s: never 300 ms without one.
+  for (const start = Date.now(); Date.now() - start < 1500;) {
+    await run(database, 'SELECT 1')
+    await sleep(50)
+  }
+  t.equal((await stats(database, 'churn')).last_vacuum, null, 'not vacuumed while the statements came')
+  // A look every 500 ms: quiet enough.
+  const s = await vacuumedWithin(database, 'churn', { everyMs: 500, forMs: 10_000 })
+  t.ok(s.last_vacuum, 'vacuumed in the pause')
+  t.equal(s.n_dead_tup, 0)
+})
+
+t.test('a pass that finds no quiet moment runs between statements once it has waited its longest', async (t) => {
+  const database = await open(t, { upkeepIntervalMs: 50, upkeepQuietMs: 3_600_000, upkeepMaxWaitMs: 300 })
+  await churned(database)
+  // A look every 20 ms: never an hour's quiet.
+  const s = await vacuumedWithin(database, 'churn', { everyMs: 20, forMs: 10_000 })
+  t.ok(s.last_vacuum, 'vacuumed while the statements came')
+  t.equal(s.n_dead_tup, 0)
+})
+
+t.test('a pass asked for joins one the thread began, and hurries it', async (t) => {
+  const database = await open(t, { upkeepIntervalMs: 50, upkeepQuietMs: 3_600_000, upkeepMaxWaitMs: 3_600_000 })
+  await churned(database)
+  await sleep(300)
+  t.equal((await stats(database, 'churn')).last_vacuum, null, 'the thread\'s own pass waits (for an hour\'s quiet)')
+  t.equal(about(await database.upkeep(), 'public.churn').vacuumed, true, 'asked for, it runs now')
+  t.equal((await stats(database, 'churn')).n_dead_tup, 0)
+})
+
+t.test('a statement sent during a pass waits for the table under way, not for the whole pass', async (t) => {
+  const database = await open(t)
+  for (const table of ['a', 'b', 'c', 'd']) {
+    await run(database, `CREATE TABLE ${table} AS SELECT g AS id, repeat('x', 100) AS pad FROM generate_series(1, 50000) g`)
+    await run(database, `UPDATE ${table} SET pad = 'y' WHERE id % 2 = 0`)
+  }
+  let over = false
+  const running = database.upkeep().then((report) => { over = true; return report })
+  const [row] = await run(database, 'SELECT 1 AS one')
+  t.same(row, { one: 1 })
+  t.equal(over, false, 'answered while the pass goes on')
+  const report = await running
+  t.same(report.vacuumed, ['public.a', 'public.b', 'public.c', 'public.d'], 'then the pass does every table')
 })
 
 t.test('a pass asked for once the database is closed fails as a statement would', async (t) => {
