@@ -325,10 +325,12 @@ function serve (pglite: PGlite, { intervalMs, quietMs, maxWaitMs }: Rhythm): voi
             endPass({ ok: false, error: CLOSED })
             continue
           }
-          // Statements sent while the thread was busy go first.
+          // Statements sent while the thread was busy go first; a pass waiting
+          // for quiet waits for it again after them.
           await arrivals()
           if (queue.some((waiting) => waiting.kind !== 'turn')) {
-            queue.push(request)
+            if (pass?.quiet === true) nextTurn()
+            else queue.push(request)
             continue
           }
           await takeTurn()
