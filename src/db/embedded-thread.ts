@@ -230,9 +230,7 @@ function serve (pglite: PGlite, { intervalMs, quietMs, maxWaitMs }: Rhythm): voi
 
   // Autovacuum's rhythm: a look every autovacuum_naptime, if anything ran since.
   const upkeepTimer = setInterval(() => {
-    if (!used || closed) return
-    beginPass()
-    void pump()
+    if (used && !closed) beginPass()
   }, intervalMs)
   upkeepTimer.unref()
 
