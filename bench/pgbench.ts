@@ -65,7 +65,8 @@ export function literal (value: unknown): string {
   return quote(String(value))
 }
 
-function same (a: unknown, b: unknown): boolean {
+/** Whether a captured parameter is the per-request value `b` (a constant otherwise). */
+export function same (a: unknown, b: unknown): boolean {
   if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b)
   // An empty list is the same for every target: it stays a literal.
   if (Array.isArray(a) && Array.isArray(b)) return a.length > 0 && a.length === b.length && a.every((v, i) => same(v, b[i]))

@@ -111,6 +111,8 @@ export interface Figures {
   /** The rename beside Redmine's (bench/redmine.ts); a string says why it was not run. */
   redmine: RedmineFigures | string
   embedded: LoadResult[]
+  /** The floor (bench/floor.ts): the least a Node.js server does with the same statements, in pgbench's database. */
+  floor: LoadResult[]
   pgbench: Map<string, PgbenchResult>
   /** pgbench in the protocol the server does not use, at the lowest connection count. */
   otherProtocol: Map<OperationName, PgbenchResult>
@@ -202,6 +204,33 @@ function ceilingRows (figures: Figures, settings: Settings): Array<{ op: Operati
     return [{ op, server: pg.rps, high: figures.pgbench.get(pgbenchKey(op, high))?.tps ?? null, pooled: pooled.tps, ratio: pg.rps / pooled.tps }]
   })
 }
+
+/** The floor beside pgbench and the server (bench/floor.ts): each operation and connection count it ran. */
+function floorTable (figures: Figures): { header: string[], rows: string[][] } | null {
+  if (figures.floor.length === 0) return null
+  const rows = figures.floor.map((floor) => {
+    const server = find(figures.postgres, floor.operation, floor.connections)
+    const bench = figures.pgbench.get(pgbenchKey(floor.operation, floor.connections))
+    return [
+      LABELS[floor.operation], String(floor.connections), f(floor.rps, 0), f(floor.p50), f(floor.p99),
+      f(bench?.tps, 0), f(bench ? floor.rps / bench.tps : null, 2), f(server && bench ? server.rps / bench.tps : null, 2), f(server ? server.rps / floor.rps : null, 2),
+      f(floor.serverCpuMs, 2), f(server?.serverCpuMs, 2), f(floor.backendCpuMs, 2), f(floor.loadCpuMs, 2)
+    ]
+  })
+  return {
+    header: ['operation', 'connections', 'floor req/s', 'floor p50 ms', 'floor p99 ms', 'pgbench tps', 'floor ÷ pgbench', 'server ÷ pgbench', 'server ÷ floor',
+      'floor CPU ms/req', 'server CPU ms/req', 'PostgreSQL CPU ms/req (floor)', 'load generator CPU ms/req (floor)'],
+    rows
+  }
+}
+
+const FLOOR_INTRO = 'The least a Node.js server does with the same statements (bench/floor-server.ts): node:http and node-postgres with a pool of ' +
+  'DB_POOL_SIZE connections; each request, the same as the server\'s, runs the server\'s captured statement with a random target\'s values, as pgbench ' +
+  'replays it, and gets the first row\'s longest text back as its answer: no routing, validation, JSON or compression. It runs in pgbench\'s copy of the ' +
+  'database right after pgbench, under the same load generator, and remembers what the server remembers between requests (a change\'s kept children); ' +
+  'a read tells the database the version of its target that pgbench\'s replay tells it. The conditional rename is left out: the floor keeps no tags. ' +
+  'Its rate beside pgbench\'s is what HTTP, the driver and one event loop sharing the cores cost before any of the server\'s own work; the server\'s ' +
+  'beside the floor\'s is what that work costs.'
 
 /** The parts of a latency by the server's own clock (bench/timings.ts): per operation, the load generator's figures, then the server's. */
 function clockTable (figures: Figures): { header: string[], rows: string[][] } | null {
@@ -318,6 +347,14 @@ function targets (figures: Figures, settings: Settings): string[] {
   if (pooled.length > 0) {
     lines.push(`beside it, the server at ${high} connections ÷ pgbench at ${settings.poolSize} clients (DB_POOL_SIZE: the most statements the server runs at once): ` +
       pooled.map((r) => `${LABELS[r.op]} ${f(r.ratio, 2)}`).join(', '))
+  }
+  const floors = OPERATIONS.map((op) => {
+    const floor = find(figures.floor, op, high)
+    const bench = figures.pgbench.get(pgbenchKey(op, high))
+    return floor && bench ? `${LABELS[op]} ${f(floor.rps / bench.tps, 2)}` : null
+  }).filter((x) => x !== null)
+  if (floors.length > 0) {
+    lines.push(`beside it, the floor (the least a Node.js server does with the same statements; "The floor" below) ÷ pgbench at ${high} connections: ${floors.join(', ')}`)
   }
   lines.push(`p99 ≤ 25 ms at ${low} connections: ` + OPERATIONS.map((op) => {
     const pg = find(figures.postgres, op, low)
@@ -711,10 +748,11 @@ How to run: \`npm run bench\` (PostgreSQL at \`DATABASE_URL\`, else postgres://p
 the bench recreates the database \`projects_bench\` there and leaves it in place afterwards; pgbench works in a copy, \`projects_bench_replay\`, dropped at the end).
 It builds (\`npm run build\`), seeds PostgreSQL and the embedded database (PGlite), captures the SQL the server sends, then takes each operation in turn:
 drives \`node dist/src/server.js\` on PostgreSQL with autocannon, replays the captured SQL with pgbench (at each connection count and at the server's DB_POOL_SIZE),
+drives the floor (bench/floor-server.ts: the least a Node.js server does with the same statements) in pgbench's copy,
 and drives the same build on the embedded database, so that the figures each ratio compares come from the same minutes (it measures both servers' CPU at rest after the runs).
 It then runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
 runs bench/webhooks.ts, renames projects beside a Redmine when one is given (bench/redmine.ts), and rewrites this file, keeping the previous run's figures below this one's.
-The default run takes about eighteen minutes on 2 cores.
+The default run takes about twenty minutes on 2 cores.
 
 | option | default | meaning |
 | --- | --- | --- |
@@ -770,6 +808,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
   const eventLoop = eventLoopTable(figures, settings)
   const threads = threadTable(figures, settings)
   const ceiling = ceilingRows(figures, settings)
+  const floor = floorTable(figures)
   const latency = latencyTable(figures, settings)
   const clock = clockTable(figures)
 
@@ -899,6 +938,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
           ''
         ]
       : []),
+    ...(floor ? ['### The floor: the least a Node.js server does with the same statements', '', FLOOR_INTRO, '', table(floor.header, floor.rows), ''] : []),
     ...(figures.otherProtocol.size > 0
       ? [
           `### Parsing and planning (pgbench, ${low} clients)`,
@@ -922,7 +962,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '- The bench databases are vacuumed after seeding, before each operation\'s runs and before each later part, as autovacuum would keep them ' +
       '(PostgreSQL may run with autovacuum off).',
     '- Runs go in the table\'s order, each operation on PostgreSQL, then pgbench\'s replay of it (in a copy of the database made before any run, ' +
-      '`projects_bench_replay`, so that pg_stat_statements counts the server\'s statements alone), then on the embedded database; the server not being driven ' +
+      '`projects_bench_replay`, so that pg_stat_statements counts the server\'s statements alone), then the floor in that copy, then on the embedded database; the server not being driven ' +
       'stays up and idle. Every description change adds notifications (about 100 each on the projects with long lists), ' +
       'so the notifications table grows through the run; the readers\' inboxes do not.',
     ...(figures.embedded.length > 0

@@ -2,8 +2,9 @@
 // database (PGlite), captures the SQL the server sends for each operation, then takes
 // each operation in turn: drives the production build on PostgreSQL with autocannon,
 // replays the captured SQL with pgbench for PostgreSQL's own ceiling (in a copy of the
-// database; a read captured again from the copy right before), and drives the build on
-// the embedded database. It then runs the main
+// database; a read captured again from the copy right before), drives the floor there
+// (bench/floor.ts: the least a Node.js server does with the same statements), and drives
+// the build on the embedded database. It then runs the main
 // operations again with PostgreSQL behind a delaying proxy (bench/proxy.ts), renames projects
 // beside a Redmine when one is given (bench/redmine.ts), profiles the server
 // (bench/profile.ts), times each request's parts by the server's own clock
@@ -45,6 +46,7 @@ import { captureStatements, type Capture } from './capture.js'
 import { idleCpuMsPerSecond, KEEPS_BODIES, load, quiet, quietMachine, PRODUCTION_ENV, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
+import { floorPlan, startFloor } from './floor.js'
 import { connected, statementStatsMissing } from './postgres.js'
 import { spawnProxy } from './proxy.js'
 import { machine, pgbenchKey, previousResults, render, type Delayed, type Figures, type SizeRun, type StatementStats, type Unkept } from './report.js'
@@ -475,8 +477,28 @@ async function main (): Promise<void> {
       }
     }
 
+    // The floor (bench/floor.ts): the least a Node.js server does with the same
+    // statements, in pgbench's database right after pgbench, at each connection count.
+    const floor: LoadResult[] = []
+    const floorRuns = async (operation: OperationName) => {
+      let server: Server
+      try {
+        const plan = floorPlan(operation, captures[operation], first(operation), (dataset as Record<TargetSet, Target[]>)[TARGET_SETS[operation]])
+        server = await startFloor(plan, { dir: tmp, url: replayUrl, poolSize: options.poolSize })
+      } catch (error) {
+        step(`floor: ${LABELS[operation]} not run: ${(error as Error).message.split('\n')[0]}`)
+        return
+      }
+      try {
+        await warm(server, dataset, REPLAY_DATABASE, [operation])
+        floor.push(...await measure(server, dataset, 'floor', REPLAY_DATABASE, operation))
+      } finally {
+        await server.stop()
+      }
+    }
+
     // Each operation in turn on the server on PostgreSQL, then pgbench's replay of
-    // its statements, then the server on the embedded database (each one idle while
+    // its statements and the floor, then the server on the embedded database (each one idle while
     // another runs): figures set side by side come from the same minutes, so a slow
     // spell of a shared machine weighs on both sides of each ratio.
     // Each server takes each operation for a warm-up right before its runs, which
@@ -492,6 +514,7 @@ async function main (): Promise<void> {
       postgres.results.push(...results)
       postgres.all.push(...results)
       if (pgbenchAvailable) await replay(operation)
+      if (pgbenchAvailable && !PER_CONNECTION.has(operation)) await floorRuns(operation)
       if (emServer !== null) {
         await warm(emServer, embeddedData!, null, [operation])
         embedded.results.push(...await measure(emServer, embeddedData!, 'embedded', null, operation))
@@ -682,6 +705,7 @@ async function main (): Promise<void> {
       webhooks,
       redmine,
       embedded: embedded.results,
+      floor,
       pgbench,
       otherProtocol,
       sizes: { postgres: postgres.sizes, embedded: embedded.sizes },
