@@ -4,7 +4,8 @@
 // target's values, as pgbench replays them, the first row's longest text written
 // back as the answer. No routing, no checks, no JSON parsed or written: what the
 // server does beyond this is its own cost. The bench drives it with the same
-// requests as the server (bench/load.ts), whose bodies it reads and ignores.
+// requests as the server (bench/load.ts), whose bodies it reads and ignores, but a
+// conditional rename's, which names the project its If-Match tag is for.
 //
 // Run as `node --import=tsx bench/floor-server.ts` with DATABASE_URL, DB_POOL_SIZE,
 // PORT and FLOOR_PLAN (the plan's file); /health/ready answers 200 once listening.
@@ -14,7 +15,7 @@ import { deserialize } from 'node:v8'
 import pg from 'pg'
 import { PLAN_CACHE_MODE } from '../src/db/statement-names.js'
 import type { FloorPlan } from './floor.js'
-import { randomRevision } from './operations.js'
+import { randomRevision, type Target } from './operations.js'
 import { variableValues } from './pgbench.js'
 
 const plan = deserialize(readFileSync(process.env.FLOOR_PLAN!)) as FloorPlan
@@ -34,45 +35,80 @@ const children = new Map<string, string>()
 const known = new Map<number, string[]>()
 // text[]'s type oid.
 const TEXT_ARRAY = 1009 as Parameters<typeof pg.types.getTypeParser>[0]
-if (plan.statements.some((s) => s.parameters.some((p) => 'variable' in p && p.variable === 'known'))) {
+const uses = (variable: string) => plan.statements.some((s) => s.parameters.some((p) => 'variable' in p && p.variable === variable))
+if (uses('known')) {
   const { rows } = await pool.query<{ n: number, known: string | null }>('SELECT n, known FROM bench_targets WHERE kind = $1', [plan.set])
   for (const row of rows) {
     if (row.known !== null) known.set(Number(row.n), pg.types.getTypeParser(TEXT_ARRAY)(row.known) as string[])
   }
 }
 
-async function answer (): Promise<string> {
-  const target = plan.targets[Math.floor(Math.random() * plan.targets.length)]!
+// A conditional rename's request names its project and carries the tag of its last
+// answer, which the load generator reads first with projects/get: each project's
+// current tag starts as bench_tags holds it (the bench writes it right before) and
+// follows the answers, and a projects/get is answered with it alone.
+const conditional = uses('if_match')
+const byPublicId = new Map(plan.targets.map((target) => [target.publicId, target]))
+const tags = new Map<number, string>()
+if (conditional) {
+  const { rows } = await pool.query<{ n: number, tag: string }>('SELECT n, tag FROM bench_tags WHERE kind = $1', [plan.set])
+  for (const row of rows) tags.set(Number(row.n), row.tag)
+}
+
+interface Answer { status: number, body: string, tag?: string | undefined }
+
+async function answer (target: Target, ifMatch?: string): Promise<Answer> {
   const kept = children.get(target.projectId)
-  const values = variableValues(target, randomRevision(), undefined, known.get(target.n) ?? [], kept === undefined ? [] : [kept])
+  const values = variableValues(target, randomRevision(), ifMatch, known.get(target.n) ?? [], kept === undefined ? [] : [kept])
   let body = '{}'
+  let tag: string | undefined
+  let status = 200
   for (const [i, statement] of plan.statements.entries()) {
     const parameters = statement.parameters.map((p) => 'variable' in p ? values[p.variable] : p.value)
     const { rows } = await pool.query<Record<string, string | null>>({ text: statement.sql, values: parameters, ...(statement.named ? { name: `floor_${i}` } : {}) })
     const row = rows[0]
     if (row === undefined) continue
     if (typeof row.children_version === 'string') children.set(target.projectId, row.children_version)
+    if (conditional) {
+      // The tag after the change, or the current one when the precondition failed.
+      tag = row.etag ?? row.current_tag ?? undefined
+      if (tag !== undefined) tags.set(target.n, tag)
+      if (row.holds === 'f') status = 412
+    }
     for (const value of Object.values(row)) {
       if (typeof value === 'string' && value.length > body.length) body = value
     }
   }
-  return body
+  return { status, body, tag }
+}
+
+/** The request's project and If-Match tag (a conditional rename's), else a random target. */
+function targetOf (request: http.IncomingMessage, body: string): { target: Target, ifMatch?: string } | { tag: string | undefined } {
+  if (!conditional) return { target: plan.targets[Math.floor(Math.random() * plan.targets.length)]! }
+  const url = new URL(request.url ?? '/', 'http://floor')
+  if (request.method === 'GET') return { tag: tags.get(byPublicId.get(url.searchParams.get('id') ?? '')?.n ?? 0) }
+  const target = byPublicId.get((JSON.parse(body) as { project_id: string }).project_id)
+  if (target === undefined) throw new Error('no such target')
+  return { target, ifMatch: request.headers['if-match']?.slice(1, -1) }
+}
+
+function send (response: http.ServerResponse, { status, body, tag }: Answer): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...(tag === undefined ? {} : { etag: `"${tag}"` }) })
+  response.end(body)
 }
 
 const server = http.createServer((request, response) => {
-  request.resume()
+  const chunks: Buffer[] = []
+  request.on('data', (chunk: Buffer) => { if (conditional) chunks.push(chunk) })
   request.on('end', () => {
     if (request.url === '/health/ready') {
       response.end('{"status":"ok"}')
       return
     }
-    answer().then((body) => {
-      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
-      response.end(body)
-    }, (error: Error) => {
-      response.writeHead(500, { 'content-type': 'text/plain' })
-      response.end(error.message)
-    })
+    Promise.resolve().then(async () => {
+      const asked = targetOf(request, Buffer.concat(chunks).toString())
+      return 'target' in asked ? await answer(asked.target, asked.ifMatch) : { status: asked.tag === undefined ? 404 : 200, body: '{}', tag: asked.tag }
+    }).then((answered) => send(response, answered), (error: Error) => send(response, { status: 500, body: error.message }))
   })
 })
 server.listen(Number(process.env.PORT), process.env.HOST ?? '127.0.0.1')

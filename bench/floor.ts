@@ -32,9 +32,6 @@ export function floorPlan (operation: OperationName, capture: Capture, target: T
       return variable === undefined ? { value } : { variable }
     })
   }))
-  if (statements.some((s) => s.parameters.some((p) => 'variable' in p && p.variable === 'if_match'))) {
-    throw new Error(`${operation}: a conditional request needs its project's current tag, which the floor does not keep`)
-  }
   return { operation, set: TARGET_SETS[operation], statements, targets: [...targets] }
 }
 

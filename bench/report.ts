@@ -228,7 +228,8 @@ const FLOOR_INTRO = 'The least a Node.js server does with the same statements (b
   'DB_POOL_SIZE connections; each request, the same as the server\'s, runs the server\'s captured statement with a random target\'s values, as pgbench ' +
   'replays it, and gets the first row\'s longest text back as its answer: no routing, validation, JSON or compression. It runs in pgbench\'s copy of the ' +
   'database right after pgbench, under the same load generator, and remembers what the server remembers between requests (a change\'s kept children); ' +
-  'a read tells the database the version of its target that pgbench\'s replay tells it. The conditional rename is left out: the floor keeps no tags. ' +
+  'a read tells the database the version of its target that pgbench\'s replay tells it. A conditional rename takes its project from the request and ' +
+  'keeps each project\'s tag from its last answer (starting from bench_tags), and answers the load generator\'s reads of the tags before the run. ' +
   'Its rate beside pgbench\'s is what HTTP, the driver and one event loop sharing the cores cost before any of the server\'s own work; the server\'s ' +
   'beside the floor\'s is what that work costs.'
 

@@ -484,6 +484,8 @@ async function main (): Promise<void> {
       let server: Server
       try {
         const plan = floorPlan(operation, captures[operation], first(operation), (dataset as Record<TargetSet, Target[]>)[TARGET_SETS[operation]])
+        // A conditional rename's floor starts from each project's tag as it is now.
+        if (PER_CONNECTION.has(operation)) await refreshTags(replayUrl, dataset.normal)
         server = await startFloor(plan, { dir: tmp, url: replayUrl, poolSize: options.poolSize })
       } catch (error) {
         step(`floor: ${LABELS[operation]} not run: ${(error as Error).message.split('\n')[0]}`)
@@ -514,7 +516,7 @@ async function main (): Promise<void> {
       postgres.results.push(...results)
       postgres.all.push(...results)
       if (pgbenchAvailable) await replay(operation)
-      if (pgbenchAvailable && !PER_CONNECTION.has(operation)) await floorRuns(operation)
+      if (pgbenchAvailable) await floorRuns(operation)
       if (emServer !== null) {
         await warm(emServer, embeddedData!, null, [operation])
         embedded.results.push(...await measure(emServer, embeddedData!, 'embedded', null, operation))
