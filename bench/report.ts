@@ -686,6 +686,7 @@ function failures (figures: Figures): string[] {
   const all = [
     ...figures.postgres.map((r) => ({ r, where: 'PostgreSQL' })),
     ...figures.embedded.map((r) => ({ r, where: 'embedded' })),
+    ...figures.floor.map((r) => ({ r, where: 'floor' })),
     ...(figures.delayed?.results ?? []).map((r) => ({ r, where: `PostgreSQL +${figures.delayed!.delayMs} ms` })),
     ...figures.sizes.postgres.map((s) => ({ r: s.result, where: `PostgreSQL ${s.set}` })),
     ...figures.sizes.embedded.map((s) => ({ r: s.result, where: `embedded ${s.set}` }))
