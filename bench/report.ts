@@ -962,7 +962,9 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       'Each pgbench transaction also reads its target from `bench_targets`.',
     '- Autocannon, the server and PostgreSQL share the same CPUs, so every figure here is for all three on one machine.',
     '- The bench databases are vacuumed after seeding, before each operation\'s runs and before each later part, as autovacuum would keep them ' +
-      '(PostgreSQL may run with autovacuum off).',
+      '(PostgreSQL may run with autovacuum off). Each series of runs (the server\'s, pgbench\'s and the floor\'s of an operation, and each later part) ' +
+      'begins right after a `CHECKPOINT`, so that all begin in the same state of the write-ahead log: the first change of a page after a checkpoint ' +
+      'writes the whole page to the log, and a checkpoint set off by the seeding or an earlier series would otherwise fall in one side of a ratio.',
     '- Runs go in the table\'s order, each operation on PostgreSQL, then pgbench\'s replay of it (in a copy of the database made before any run, ' +
       '`projects_bench_replay`, so that pg_stat_statements counts the server\'s statements alone), then the floor in that copy, then on the embedded database; the server not being driven ' +
       'stays up and idle. Every description change adds notifications (about 100 each on the projects with long lists), ' +

@@ -159,6 +159,29 @@ async function vacuum (url: string): Promise<void> {
   await connected(url, async (client) => { await client.query('VACUUM') })
 }
 
+/** Why PostgreSQL refused the bench's CHECKPOINT, once it has (the bench then goes on without). */
+let checkpointRefused: string | null = null
+
+/**
+ * A CHECKPOINT of the PostgreSQL server, right before each series of runs (the
+ * server's, pgbench's and the floor's of an operation), so that each series begins
+ * in the same state of the write-ahead log. The first change of a page after a
+ * checkpoint writes the whole page to the log; without this, a checkpoint that the
+ * seeding's gigabyte of log or an earlier series' changes set off falls in whichever
+ * series comes next, and only that side of a ratio pays for it (seen here: a rename
+ * series right after the seeding ran at two thirds of its rate a minute later).
+ * Needs a superuser or pg_checkpoint; refused, the bench says so once and goes on.
+ */
+async function checkpoint (url: string): Promise<void> {
+  if (checkpointRefused !== null) return
+  try {
+    await connected(url, async (client) => { await client.query('CHECKPOINT') })
+  } catch (error) {
+    checkpointRefused = (error as Error).message
+    step(`  CHECKPOINT refused (${checkpointRefused}): series may begin in different states of the write-ahead log`)
+  }
+}
+
 /** The replay's copy of the seeded database (nothing may be connected to it meanwhile). */
 async function copyDatabase (url: string): Promise<void> {
   await dropDatabase(url, REPLAY_DATABASE)
@@ -464,6 +487,7 @@ async function main (): Promise<void> {
         step(`pgbench: ${LABELS[operation]} not replayed: ${(error as Error).message}`)
         return
       }
+      await checkpoint(replayUrl)
       for (const clients of pgbenchClients) {
         step(`pgbench: ${LABELS[operation]} at ${clients} clients${clients === options.poolSize ? ' (DB_POOL_SIZE)' : ''} for ${options.duration} s`)
         try {
@@ -486,6 +510,9 @@ async function main (): Promise<void> {
         const plan = floorPlan(operation, captures[operation], first(operation), (dataset as Record<TargetSet, Target[]>)[TARGET_SETS[operation]])
         // A conditional rename's floor starts from each project's tag as it is now.
         if (PER_CONNECTION.has(operation)) await refreshTags(replayUrl, dataset.normal)
+        // pgbench's runs left dead rows in the copy: the floor begins as the server did.
+        await vacuum(replayUrl)
+        await checkpoint(replayUrl)
         server = await startFloor(plan, { dir: tmp, url: replayUrl, poolSize: options.poolSize })
       } catch (error) {
         step(`floor: ${LABELS[operation]} not run: ${(error as Error).message.split('\n')[0]}`)
@@ -511,6 +538,7 @@ async function main (): Promise<void> {
     for (const operation of OPERATIONS) {
       await vacuum(benchUrl)
       if (pgbenchAvailable) await vacuum(replayUrl)
+      await checkpoint(benchUrl)
       postgres.all.push(...await warm(pgServer, dataset, DATABASE, [operation]))
       const results = await measure(pgServer, dataset, 'PostgreSQL', DATABASE, operation)
       postgres.results.push(...results)
@@ -546,6 +574,7 @@ async function main (): Promise<void> {
     let delayed: Delayed | null = null
     if (options.delay) {
       await vacuum(benchUrl)
+      await checkpoint(benchUrl)
       const target = new URL(benchUrl)
       const proxy = await spawnProxy(options.delayMs, target.hostname, Number(target.port || 5432))
       try {
@@ -568,6 +597,7 @@ async function main (): Promise<void> {
     let unkept: Unkept | null = null
     if (options.unkept) {
       await vacuum(benchUrl)
+      await checkpoint(benchUrl)
       const server = await start('unkept', { DATABASE_URL: benchUrl, ANSWER_CACHE_MB: '0' })
       const run = await drive(server, dataset, 'PostgreSQL, ANSWER_CACHE_MB=0', DATABASE, UNKEPT_OPERATIONS)
       await server.stop()
@@ -588,13 +618,14 @@ async function main (): Promise<void> {
         const server = await start('redmine', { DATABASE_URL: benchUrl })
         const targets = dataset.normal
         const redmineUrl = withDatabase(options.url, redmineSettings.database)
-        // Before each run of either side: the other side quiet, and both databases
-        // vacuumed, as autovacuum would keep them (bench/redmine.ts). load() then waits
+        // Before each run of either side: the other side quiet, both databases
+        // vacuumed, as autovacuum would keep them (bench/redmine.ts), and a checkpoint. load() then waits
         // for a quiet machine; Redmine's runs wait here.
         const settle = async (others: number | readonly number[]) => {
           await quiet(others)
           await vacuum(benchUrl)
           await vacuum(redmineUrl).catch((error: Error) => { step(`  VACUUM of Redmine's database failed: ${error.message}`) })
+          await checkpoint(benchUrl)
         }
         const redmineTurn = async () => {
           await settle(server.pid)
@@ -642,6 +673,7 @@ async function main (): Promise<void> {
     let profiled: ProfiledRun[] | null = null
     if (options.profile) {
       await vacuum(benchUrl)
+      await checkpoint(benchUrl)
       const dir = path.join(tmp, 'profile-runs')
       const connections = Math.max(...options.connections)
       const server = await start('profile', { DATABASE_URL: benchUrl }, { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] })
@@ -660,6 +692,7 @@ async function main (): Promise<void> {
     let timed: Figures['timed'] = null
     if (options.timings) {
       await vacuum(benchUrl)
+      await checkpoint(benchUrl)
       const file = path.join(tmp, 'timings.json')
       const connections = SIZE_CONNECTIONS
       const server = await start('timings', { DATABASE_URL: benchUrl, [TIMINGS_FILE_VARIABLE]: file }, { nodeArgs: ['--import', TIMINGS_PRELOAD] })
