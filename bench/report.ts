@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import type { Capture } from './capture.js'
-import type { LoadResult } from './load.js'
+import type { IdleCpu, LoadResult } from './load.js'
 import { ACCEPT_ENCODING, LABELS, OPERATIONS, type OperationName } from './operations.js'
 import type { TimedRun, Timing } from './timings.js'
 import type { PgbenchResult, Script } from './pgbench.js'
@@ -67,8 +67,8 @@ export interface Settings {
   keepsBodies: boolean
   /** The servers' RSS once ready, before any load. */
   idleRssMb: { postgres: number, embedded: number | null }
-  /** The servers' CPU in ms a second with no request, after their runs (load.ts, idleCpuMsPerSecond). */
-  idleCpuMs: { postgres: number, embedded: number | null }
+  /** The servers' CPU in ms a second with no request, after their runs (load.ts, idleCpu). */
+  idleCpuMs: { postgres: IdleCpu, embedded: IdleCpu | null }
 }
 
 /** The runs with PostgreSQL behind the delaying proxy (bench/proxy.ts). */
@@ -861,9 +861,15 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
       `autocannon ${settings.keepsBodies ? 'decoding every body it reads into a string, as it does by default (BENCH_KEEP_BODIES)' : 'keeping only the bodies of failures, a success\'s bytes received, parsed and counted but not decoded (bench/load.ts)'}; ` +
       `the whole bench took ${Math.round(settings.totalSeconds)} s`,
     othersLine(figures),
-    `- The server idle, after its runs (5 s with no request, /proc/<pid>/stat): ${f(settings.idleCpuMs.postgres, 1)} ms of CPU a second on PostgreSQL` +
-      (settings.idleCpuMs.embedded === null ? '' : `, ${f(settings.idleCpuMs.embedded, 1)} ms embedded (the database's thread included)`) +
-      '; what it does then is its own background work, mostly the webhook workers\' looks for jobs they were not told of (once a second)',
+    `- The server idle, after its runs (15 one-second windows with no request, /proc/<pid>/stat): at the median ${f(settings.idleCpuMs.postgres.median, 1)} ms of CPU a second on PostgreSQL` +
+      (settings.idleCpuMs.embedded === null ? '' : `, ${f(settings.idleCpuMs.embedded.median, 1)} ms embedded (the database's thread included)`) +
+      '; what it does then is its own background work, mostly the webhook workers\' looks for jobs they were not told of (once a second). ' +
+      `The busiest second: ${f(settings.idleCpuMs.postgres.max, 1)} ms on PostgreSQL` +
+      (settings.idleCpuMs.embedded === null ? '' : `, ${f(settings.idleCpuMs.embedded.max, 1)} ms embedded`) +
+      `; over all 15: ${f(settings.idleCpuMs.postgres.mean, 1)} ms a second on PostgreSQL` +
+      (settings.idleCpuMs.embedded === null ? '' : `, ${f(settings.idleCpuMs.embedded.mean, 1)} ms embedded`) +
+      '. The busiest second holds what runs once: the full collection V8 makes some seconds after allocation stops (its memory reducer), ' +
+      'and on the embedded database its upkeep\'s pass (db/embedded-upkeep.ts). /proc counts CPU time in clock ticks (usually 10 ms), so a window shows 0, 10, 20 ms and so on.',
     `- Dataset (PostgreSQL, seeded in ${f(settings.seedSeconds, 1)} s including tokens): ${sizeLine(settings.size)}. ` +
       `Rows: ${Object.entries(settings.rows).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     settings.embedded

@@ -43,7 +43,7 @@ import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { captureStatements, type Capture } from './capture.js'
-import { idleCpuMsPerSecond, KEEPS_BODIES, load, quiet, quietMachine, PRODUCTION_ENV, PRODUCTION_NODE_FLAGS, startServer, type LoadResult, type Server } from './load.js'
+import { idleCpu, KEEPS_BODIES, load, quiet, quietMachine, PRODUCTION_ENV, PRODUCTION_NODE_FLAGS, startServer, type IdleCpu, type LoadResult, type Server } from './load.js'
 import { ACTIVITIES, DELAYED_OPERATIONS, OPERATIONS, LABELS, PER_CONNECTION, TARGET_SETS, UNKEPT_OPERATIONS, type OperationName, type Target, type TargetSet } from './operations.js'
 import { pgbenchScript, runPgbench, statementLabel, verifyScript, writeBenchTags, writeScript, type PgbenchOptions, type PgbenchResult, type Protocol, type Script } from './pgbench.js'
 import { floorPlan, startFloor } from './floor.js'
@@ -553,13 +553,13 @@ async function main (): Promise<void> {
     postgres.sizes = await sizeRuns(pgServer, dataset, 'PostgreSQL', DATABASE)
     postgres.all.push(...postgres.sizes.map((s) => s.result))
     if (emServer !== null) embedded.sizes = await sizeRuns(emServer, embeddedData!, 'embedded', null)
-    const pgIdleCpu = await idleCpuMsPerSecond(pgServer.pid)
-    step(`  PostgreSQL: idle after the runs: ${pgIdleCpu.toFixed(1)} ms of CPU a second`)
+    const pgIdleCpu = await idleCpu(pgServer.pid)
+    step(`  PostgreSQL: idle after the runs: ${pgIdleCpu.median.toFixed(1)} ms of CPU a second (median; busiest second ${pgIdleCpu.max.toFixed(1)} ms)`)
     await pgServer.stop()
-    let embeddedIdleCpu: number | null = null
+    let embeddedIdleCpu: IdleCpu | null = null
     if (emServer !== null) {
-      embeddedIdleCpu = await idleCpuMsPerSecond(emServer.pid)
-      step(`  embedded: idle after the runs: ${embeddedIdleCpu.toFixed(1)} ms of CPU a second`)
+      embeddedIdleCpu = await idleCpu(emServer.pid)
+      step(`  embedded: idle after the runs: ${embeddedIdleCpu.median.toFixed(1)} ms of CPU a second (median; busiest second ${embeddedIdleCpu.max.toFixed(1)} ms)`)
       await emServer.stop()
     }
     const embeddedIdleRss = emServer?.idleRssMb ?? null
