@@ -5,7 +5,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import autocannon from 'autocannon'
-import { KEEPS_BODIES } from '../../bench/load.js'
+import { spawn } from 'node:child_process'
+import { idleCpu, KEEPS_BODIES } from '../../bench/load.js'
 
 const PAGE = Buffer.alloc(512 * 1024, 'x')
 
@@ -43,4 +44,15 @@ t.test("a failure's body is kept, for the bench's samples", async (t) => {
   const { seen, non2xx } = await drive('/fail', 4)
   t.equal(non2xx, 4)
   for (const response of seen) t.same(response, { status: 500, body: '{"error":"broken"}', etag: undefined })
+})
+
+t.test('a server\'s idle CPU: the busiest second holds what runs once, the median the steady work', async (t) => {
+  // A process that, 1.5 s after it starts, spins for 400 ms of its own CPU, then sleeps.
+  const spinner = spawn(process.execPath, ['-e',
+    'setTimeout(() => { const start = process.cpuUsage(); for (let u = process.cpuUsage(start); u.user + u.system < 400_000; u = process.cpuUsage(start)); }, 1500); setTimeout(() => {}, 30_000)'])
+  t.teardown(() => { spinner.kill() })
+  const idle = await idleCpu(spinner.pid!, 7)
+  t.ok(idle.median <= 20, `the median second: nothing (${idle.median} ms)`)
+  t.ok(idle.max >= 130, `the busiest second holds the spin (${idle.max} ms)`)
+  t.ok(idle.mean >= 40 && idle.mean <= 90, `over the 7 seconds: its 400 ms (${idle.mean.toFixed(1)} ms a second)`)
 })
