@@ -50,6 +50,8 @@ export interface Settings {
   durationS: number
   shortDurationS: number
   warmupS: number
+  /** Seconds of each operation at the highest connection count, once on each server as it starts (bench/run.ts, breakIn). */
+  breakInS: number
   poolSize: number
   poolSizeWhy: string
   connections: number[]
@@ -630,7 +632,7 @@ function statementLines (stats: StatementStats, captures: Record<OperationName, 
   const sent = r === undefined ? 0 : r.counted + r.tagReads + r.cutOff
   return [
     ...(r === undefined ? [] : [
-      `Statements per request under load (pg_stat_statements): over the PostgreSQL HTTP runs, warm-ups included, the server was sent ${sent} requests ` +
+      `Statements per request under load (pg_stat_statements): over the PostgreSQL HTTP runs, break-in and warm-ups included, the server was sent ${sent} requests ` +
         `(${r.counted} responses the load generator counted, ${r.tagReads} ETag reads before the conditional runs, and ${r.cutOff} requests in flight when a run ended, ` +
         'one per connection, which the server serves but the load generator does not count) and PostgreSQL ran ' +
         `${stats.operationCalls} statements that begin with the token's check: ${f(stats.operationCalls / sent, 3)} a request.`,
@@ -761,7 +763,8 @@ The default run takes about twenty minutes on 2 cores.
 | \`DATABASE_URL\` | postgres://postgres@127.0.0.1:5432/postgres | the PostgreSQL server to use (the bench works in its database \`projects_bench\`) |
 | \`BENCH_DURATION\` | 8 | seconds per measured run (autocannon and pgbench) |
 | \`BENCH_SHORT_DURATION\` | 4 | seconds per small-vs-large run |
-| \`BENCH_WARMUP\` | 2 | seconds of unrecorded load (10 connections) on each operation right before its runs, on each server |
+| \`BENCH_WARMUP\` | 5 | seconds of unrecorded load (10 connections) on each operation right before its runs, on each server: long enough to ask for each of its targets a few times, so that its runs find what it keeps in memory as its own load leaves it, not as the operations before it did |
+| \`BENCH_BREAK_IN\` | 3 | seconds of unrecorded load on each operation at the highest connection count, once on each server (and each floor) as it starts, so that no measured run holds V8's compiling of a fresh process |
 | \`BENCH_POOL_SIZE\` | 4 | the server's \`DB_POOL_SIZE\` (about 2 per core of the machine the server, PostgreSQL and the load generator share; see bench/run.ts) |
 | \`BENCH_DELAYED_POOL_SIZE\` | 8 | the server's \`DB_POOL_SIZE\` in the runs behind the simulated network delay |
 | \`BENCH_CONNECTIONS\` | 50,10 | HTTP connections and pgbench clients per run |
@@ -855,7 +858,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     '',
     `- Machine: ${m.cpu}, ${m.cpus} CPUs, ${f(m.ramGiB, 1)} GiB RAM; ${m.os}; Node ${m.node}; ${m.postgres}` +
       (m.pglite ? `; PGlite ${m.pglite}` : ''),
-    `- Settings: ${settings.durationS} s per run (${settings.shortDurationS} s small vs large, ${settings.warmupS} s warm-up of each operation right before its runs), ` +
+    `- Settings: ${settings.durationS} s per run (${settings.shortDurationS} s small vs large; each server, and each floor, broken in as it starts with ${settings.breakInS} s of each of its operations at ${Math.max(...settings.connections)} connections, unrecorded; ${settings.warmupS} s warm-up of each operation right before its runs), ` +
       `connections ${settings.connections.join(' and ')}, server DB_POOL_SIZE ${settings.poolSize} (${settings.poolSizeWhy}), ` +
       `rate limit off, LOG_LEVEL=warn, NODE_ENV=production, \`${Object.entries(settings.nodeEnv).map(([name, value]) => `${name}=${value} `).join('')}node ${settings.nodeFlags.join(' ')}\` (npm run start:prod's environment and flags); pgbench ${settings.pgbench ? `\`${settings.pgbench}\`` : 'not run'}; ` +
       `autocannon ${settings.keepsBodies ? 'decoding every body it reads into a string, as it does by default (BENCH_KEEP_BODIES)' : 'keeping only the bodies of failures, a success\'s bytes received, parsed and counted but not decoded (bench/load.ts)'}; ` +

@@ -18,7 +18,9 @@
 //                           (default postgres://postgres@127.0.0.1:5432/postgres)
 //   BENCH_DURATION          seconds per measured run (default 8)
 //   BENCH_SHORT_DURATION    seconds per small-vs-large run (default 4)
-//   BENCH_WARMUP            seconds of unrecorded load on each operation right before its runs (default 2)
+//   BENCH_WARMUP            seconds of unrecorded load on each operation right before its runs (default 5)
+//   BENCH_BREAK_IN          seconds of unrecorded load on each operation, at the highest
+//                           connection count, once on each server as it starts (default 3)
 //   BENCH_POOL_SIZE         the server's DB_POOL_SIZE (default 4, see DEFAULT_POOL_SIZE)
 //   BENCH_DELAYED_POOL_SIZE its DB_POOL_SIZE behind the simulated network delay (default 8)
 //   BENCH_CONNECTIONS       comma-separated connection counts (default 50,10)
@@ -93,7 +95,8 @@ const options = {
   url: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
   duration: Math.round(positive('BENCH_DURATION', 8)),
   shortDuration: Math.round(positive('BENCH_SHORT_DURATION', 4)),
-  warmup: Math.round(positive('BENCH_WARMUP', 2)),
+  warmup: Math.round(positive('BENCH_WARMUP', 5)),
+  breakIn: Math.round(positive('BENCH_BREAK_IN', 3)),
   poolSize: Math.round(positive('BENCH_POOL_SIZE', DEFAULT_POOL_SIZE)),
   delayedPoolSize: Math.round(positive('BENCH_DELAYED_POOL_SIZE', DEFAULT_DELAYED_POOL_SIZE)),
   connections: (process.env.BENCH_CONNECTIONS || '50,10').split(',').map((c) => Math.round(Number(c))).filter((c) => c > 0),
@@ -256,11 +259,39 @@ async function count (db: Db, table: string): Promise<number> {
   return Number(result.rows[0]!.n)
 }
 
-/** Unrecorded load on each of `operations` (the warm-up before their runs): what it was asked is counted too. */
+/**
+ * Unrecorded load on each of `operations` (the warm-up before their runs): what it
+ * was asked is counted too. The answers the server keeps (src/plugins/answers.ts,
+ * 16 MB) hold a few hundred of the bench's projects: the operations before this one
+ * left theirs, and a run right after a short warm-up paid for writing its own again.
+ * On a 2-core machine, renames at 50 connections right after 4 s of projects/get
+ * took 1.01-1.07 ms of the server's CPU each after 1 s of warm-up, 0.73-0.92 ms
+ * after 5 s (turns of each, one server). Five seconds at 10 connections ask for
+ * each of 1,000 targets about three times.
+ */
 async function warm (server: Server, dataset: Dataset, database: string | null, operations: readonly OperationName[]): Promise<LoadResult[]> {
   const all: LoadResult[] = []
   for (const operation of operations) {
     all.push(await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections: 10, seconds: options.warmup, database }))
+  }
+  return all
+}
+
+/**
+ * A server just started runs code V8 has not compiled yet: each operation in turn
+ * at the highest connection count, unrecorded, once, before any of its runs. On a
+ * 2-core machine a fresh server's renames climbed from 317 to 673 a second over
+ * 12 s of load at 50 connections, its compiler threads busy for the first 8 s: a
+ * warm-up of one operation at 10 connections for 2 s left most of that climb in
+ * the first operation's measured runs, which then showed the compiler's cost, not
+ * the server's. A server in service has long passed it.
+ */
+async function breakIn (server: Server, dataset: Dataset, where: string, database: string | null, operations: readonly OperationName[] = OPERATIONS): Promise<LoadResult[]> {
+  const connections = Math.max(...options.connections)
+  step(`${where}: breaking in, ${operations.length === 1 ? LABELS[operations[0]!] : 'each operation'} at ${connections} connections for ${options.breakIn} s`)
+  const all: LoadResult[] = []
+  for (const operation of operations) {
+    all.push(await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections, seconds: options.breakIn, database }))
   }
   return all
 }
@@ -284,6 +315,7 @@ async function measure (server: Server, dataset: Dataset, where: string, databas
  */
 async function eachOperationOnce (server: Server, dataset: Dataset, what: string, connections: number, seconds: number): Promise<Array<Window & { operation: OperationName, load: LoadResult }>> {
   const runs: Array<Window & { operation: OperationName, load: LoadResult }> = []
+  await breakIn(server, dataset, what, DATABASE)
   for (const operation of OPERATIONS) {
     await warm(server, dataset, DATABASE, [operation])
     step(`${what}: ${LABELS[operation]} at ${connections} connections for ${seconds} s`)
@@ -462,6 +494,9 @@ async function main (): Promise<void> {
       step('starting the server on the embedded database')
       emServer = await start('embedded', { DATA_DIR: dataDir })
     }
+    // Its requests count among those the statements counted below were sent for.
+    const brokenIn = await breakIn(pgServer, dataset, 'PostgreSQL', DATABASE)
+    if (emServer !== null) await breakIn(emServer, embeddedData!, 'embedded', null)
 
     // pgbench at each connection count, and at the server's own concurrency: the
     // server never runs more than DB_POOL_SIZE statements at once, whatever the
@@ -521,6 +556,7 @@ async function main (): Promise<void> {
         return
       }
       try {
+        await breakIn(server, dataset, 'floor', REPLAY_DATABASE, [operation])
         await warm(server, dataset, REPLAY_DATABASE, [operation])
         floor.push(...await measure(server, dataset, 'floor', REPLAY_DATABASE, operation))
       } finally {
@@ -535,7 +571,7 @@ async function main (): Promise<void> {
     // Each server takes each operation for a warm-up right before its runs, which
     // then follow its own load rather than other operations' and the minute or
     // more the server sat idle while pgbench and the other server ran.
-    const postgres = { results: [] as LoadResult[], sizes: [] as SizeRun[], all: [] as LoadResult[] }
+    const postgres = { results: [] as LoadResult[], sizes: [] as SizeRun[], all: [...brokenIn] }
     const embedded = { results: [] as LoadResult[], sizes: [] as SizeRun[] }
     for (const operation of OPERATIONS) {
       await vacuum(benchUrl)
@@ -587,6 +623,7 @@ async function main (): Promise<void> {
         const through = await roundTripMs(proxied.toString())
         step(`proxy: ${options.delayMs} ms each way; SELECT 1 round trip ${direct.toFixed(2)} ms direct, ${through.toFixed(2)} ms through the proxy`)
         const server = await start('delayed', { DATABASE_URL: proxied.toString() }, { poolSize: options.delayedPoolSize })
+        await breakIn(server, dataset, 'delayed', DATABASE, DELAYED_OPERATIONS)
         const run = await drive(server, dataset, `PostgreSQL +${options.delayMs} ms each way`, DATABASE, DELAYED_OPERATIONS)
         await server.stop()
         delayed = { delayMs: options.delayMs, poolSize: options.delayedPoolSize, roundTripMs: { direct, proxied: through }, results: run.results }
@@ -601,6 +638,7 @@ async function main (): Promise<void> {
       await vacuum(benchUrl)
       await checkpoint(benchUrl)
       const server = await start('unkept', { DATABASE_URL: benchUrl, ANSWER_CACHE_MB: '0' })
+      await breakIn(server, dataset, 'unkept', DATABASE, UNKEPT_OPERATIONS)
       const run = await drive(server, dataset, 'PostgreSQL, ANSWER_CACHE_MB=0', DATABASE, UNKEPT_OPERATIONS)
       await server.stop()
       unkept = { results: run.results }
@@ -754,6 +792,7 @@ async function main (): Promise<void> {
       durationS: options.duration,
       shortDurationS: options.shortDuration,
       warmupS: options.warmup,
+      breakInS: options.breakIn,
       poolSize: options.poolSize,
       poolSizeWhy: options.poolSize === DEFAULT_POOL_SIZE ? POOL_SIZE_WHY : 'set by BENCH_POOL_SIZE',
       connections: options.connections,
