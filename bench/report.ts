@@ -756,7 +756,7 @@ drives the floor (bench/floor-server.ts: the least a Node.js server does with th
 and drives the same build on the embedded database, so that the figures each ratio compares come from the same minutes (it measures both servers' CPU at rest after the runs).
 It then runs the main operations again with PostgreSQL behind a proxy that delays every packet (1 ms each way),
 runs bench/webhooks.ts, renames projects beside a Redmine when one is given (bench/redmine.ts), and rewrites this file, keeping the previous run's figures below this one's.
-The default run takes about twenty minutes on 2 cores.
+The default run takes twenty to thirty minutes on 2 cores.
 
 | option | default | meaning |
 | --- | --- | --- |
