@@ -262,7 +262,7 @@ async function count (db: Db, table: string): Promise<number> {
 /**
  * Unrecorded load on each of `operations` (the warm-up before their runs): what it
  * was asked is counted too. The answers the server keeps (src/plugins/answers.ts,
- * 16 MB) hold a few hundred of the bench's projects: the operations before this one
+ * 16 MB by default) hold a few hundred of the bench's projects: the operations before this one
  * left theirs, and a run right after a short warm-up paid for writing its own again.
  * On a 2-core machine, renames at 50 connections right after 4 s of projects/get
  * took 1.01-1.07 ms of the server's CPU each after 1 s of warm-up, 0.73-0.92 ms
@@ -270,9 +270,14 @@ async function count (db: Db, table: string): Promise<number> {
  * each of 1,000 targets about three times.
  */
 async function warm (server: Server, dataset: Dataset, database: string | null, operations: readonly OperationName[]): Promise<LoadResult[]> {
+  return await unrecorded(server, dataset, database, operations, 10, options.warmup)
+}
+
+/** Each of `operations` in turn, for `seconds` at `connections`, its figures not reported. */
+async function unrecorded (server: Server, dataset: Dataset, database: string | null, operations: readonly OperationName[], connections: number, seconds: number): Promise<LoadResult[]> {
   const all: LoadResult[] = []
   for (const operation of operations) {
-    all.push(await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections: 10, seconds: options.warmup, database }))
+    all.push(await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections, seconds, database }))
   }
   return all
 }
@@ -281,7 +286,7 @@ async function warm (server: Server, dataset: Dataset, database: string | null, 
  * A server just started runs code V8 has not compiled yet: each operation in turn
  * at the highest connection count, unrecorded, once, before any of its runs. On a
  * 2-core machine a fresh server's renames climbed from 317 to 673 a second over
- * 12 s of load at 50 connections, its compiler threads busy for the first 8 s: a
+ * 12 s of load at 50 connections, its compiler threads busy for the first 6 s: a
  * warm-up of one operation at 10 connections for 2 s left most of that climb in
  * the first operation's measured runs, which then showed the compiler's cost, not
  * the server's. A server in service has long passed it.
@@ -289,11 +294,7 @@ async function warm (server: Server, dataset: Dataset, database: string | null, 
 async function breakIn (server: Server, dataset: Dataset, where: string, database: string | null, operations: readonly OperationName[] = OPERATIONS): Promise<LoadResult[]> {
   const connections = Math.max(...options.connections)
   step(`${where}: breaking in, ${operations.length === 1 ? LABELS[operations[0]!] : 'each operation'} at ${connections} connections for ${options.breakIn} s`)
-  const all: LoadResult[] = []
-  for (const operation of operations) {
-    all.push(await load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections, seconds: options.breakIn, database }))
-  }
-  return all
+  return await unrecorded(server, dataset, database, operations, connections, options.breakIn)
 }
 
 /** The measured runs of one operation, at each connection count. */

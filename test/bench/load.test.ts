@@ -1,11 +1,11 @@
 // The bench's load generator (bench/load.ts) keeps only the bodies of failures:
 // autocannon would otherwise decode every body it reads into a string, a page of
 // projects (most of a megabyte) costing it more CPU than the server spent writing it.
+import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import autocannon from 'autocannon'
-import { spawn } from 'node:child_process'
 import { idleCpu, KEEPS_BODIES } from '../../bench/load.js'
 
 const PAGE = Buffer.alloc(512 * 1024, 'x')
