@@ -250,8 +250,8 @@ function statements (size: DatasetSize): string[] {
 
     // Two unread notifications and, for a third of the projects, a pin: the
     // champion asks, so the person-specific parts of the object are not empty.
-    `INSERT INTO notifications (person_id, project_id, activity_id, action, inserted_at)
-     SELECT ${person('x.c', `(x.base % ${P} + 1)`)}, x.id, md5('bench-activity-' || x.i)::uuid,
+    `INSERT INTO notifications (person_id, project_id, activity_id, author_id, action, inserted_at)
+     SELECT ${person('x.c', `(x.base % ${P} + 1)`)}, x.id, md5('bench-activity-' || x.i)::uuid, ${person('x.c', `(x.base % ${P} + 1)`)},
        (ARRAY['project_check_in_submitted','project_milestone_commented'])[1 + r], now() - r * interval '1 day'
      FROM bench_seed x, generate_series(0, 1) r`,
 
@@ -260,8 +260,9 @@ function statements (size: DatasetSize): string[] {
 
     // Each reader's inbox: notifications about the normal projects of their company,
     // one every four hours going back, the newest 30 unread.
-    `INSERT INTO notifications (person_id, project_id, activity_id, action, read, read_at, inserted_at)
+    `INSERT INTO notifications (person_id, project_id, activity_id, author_id, action, read, read_at, inserted_at)
      SELECT md5('bench-reader-' || q)::uuid, md5('bench-project-' || n.i)::uuid, md5('bench-activity-' || n.i)::uuid,
+       (SELECT a.author_id FROM activities a WHERE a.id = md5('bench-activity-' || n.i)::uuid),
        (ARRAY['project_description_changed','project_check_in_submitted','project_milestone_commented'])[1 + t % 3],
        t >= 30, CASE WHEN t >= 30 THEN n.sent_at + interval '1 hour' END, n.sent_at
      FROM generate_series(1, ${R}) q, generate_series(0, ${size.readerNotifications - 1}) t,

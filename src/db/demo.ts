@@ -298,6 +298,7 @@ async function insertDataset (db: Db, now: Date): Promise<void> {
     person_id: ID.carol,
     project_id: ID.websiteRedesign,
     activity_id: ID.activity,
+    author_id: ID.alice,
     action: 'project_check_in_submitted',
     inserted_at: ago(2)
   }).execute()

@@ -33,8 +33,9 @@ const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
 // Each notification's project and author are looked up by their keys, the author
 // only for the notifications of the page: joined as tables, the plan PostgreSQL
 // keeps for every person (who may have a few notifications or thousands) read the
-// whole of projects and activities into hash tables for each page, a cost that grew
-// with every change anyone made.
+// whole of projects and people into hash tables for each page, a cost that grew
+// with every change anyone made. The author is the notification's own author_id,
+// its activity's author: the activity itself is not read.
 const PAGE_ROWS = (v: { limit: Expression<number>, offset: Expression<number> }) => expressionBuilder<Database>()
   .selectFrom('notifications as n')
   .innerJoin('people as me', 'me.id', 'n.person_id')
@@ -46,33 +47,30 @@ const PAGE_ROWS = (v: { limit: Expression<number>, offset: Expression<number> })
   .where('n.person_id', '=', CALLER_PERSON)
   .where((eb) => eb.or([eb('n.project_id', 'is', null), hasAccess(JOINED_PROJECT, eb.table('me'), ACCESS.view)]))
   .select([
-    'n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at', 'n.activity_id', sql<string>`n.xmin::text`.as('version'),
+    'n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at', 'n.author_id as notified_by', sql<string>`n.xmin::text`.as('version'),
     'p.id as project_id', 'p.name as project_name', 'p.version as project_version'
   ])
   .orderBy('n.inserted_at', 'desc').orderBy('n.id', 'desc')
   .limit(v.limit).offset(v.offset)
 
 // The version of a page (`page` in scope): each notification's id and the xmin of
-// its row, of its project's row and of its activity's and author's rows, in the
-// page's order, digested. A notification marked read, a project renamed or hidden,
-// an author renamed, a notification added or gone: the version is another. The
-// same version is the same page text, and only the person's own notifications
-// are in it.
+// its row, of its project's row and of its author's row, in the page's order,
+// digested. A notification marked read, a project renamed or hidden, an author
+// renamed, a notification added or gone: the version is another. The same version
+// is the same page text, and only the person's own notifications are in it.
 const PAGE_VERSION = sql<string | null>`md5(string_agg(page.id::text || ' ' || page.version || ' ' || coalesce(page.project_version, '-') || ' ' ||
-  coalesce(page.activity_version, '-') || ' ' || coalesce(page.author_version, '-'), ',' ORDER BY page.inserted_at DESC, page.id DESC))`
+  coalesce(page.author_version, '-'), ',' ORDER BY page.inserted_at DESC, page.id DESC))`
 
 const LIST_NOTIFICATIONS = prepareForCaller('read', { limit: value<number>(), offset: value<number>(), known: value<string[]>() }, (withCaller, v) => withCaller
   // The page read once, for its version and, unless the server holds it, its text.
   .with((cte) => cte('page').materialized(), (qb) => qb.selectFrom(PAGE_ROWS(v).as('l'))
     // Fenced, so that each is looked up by its keys, not joined as tables.
-    .leftJoinLateral((eb) => fenced(eb.selectFrom('activities as a')
-      .innerJoin('people as pe', 'pe.id', 'a.author_id')
-      .whereRef('a.id', '=', 'l.activity_id')
-      .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type',
-        sql<string>`a.xmin::text`.as('activity_version'), sql<string>`pe.xmin::text`.as('author_version')])).as('au'),
+    .leftJoinLateral((eb) => fenced(eb.selectFrom('people as pe')
+      .whereRef('pe.id', '=', 'l.notified_by')
+      .select(['pe.id', 'pe.full_name', 'pe.email', 'pe.title', 'pe.avatar_url', 'pe.type', sql<string>`pe.xmin::text`.as('author_version')])).as('au'),
     (join) => join.onTrue())
     .selectAll('l')
-    .select(['au.id as author_id', 'au.full_name', 'au.email', 'au.title', 'au.avatar_url', 'au.type', 'au.activity_version', 'au.author_version']))
+    .select(['au.id as author_id', 'au.full_name', 'au.email', 'au.title', 'au.avatar_url', 'au.type', 'au.author_version']))
   .selectFrom('caller')
   .leftJoinLateral(versionHeld(sql<string | null>`(SELECT ${PAGE_VERSION} FROM page)`, v.known).as('v'), (join) => join.onTrue())
   .select((eb) => ['v.version', eb.ref('v.kept').$notNull().as('kept'), sql<string | null>`CASE WHEN v.kept THEN NULL ELSE (${jsonArrayFrom(eb.selectFrom('page')

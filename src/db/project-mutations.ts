@@ -126,7 +126,7 @@ function projectChange (withCaller: WithCaller, db: Kysely<Database>, field: Pro
           sql.lit(names.action).as('action'),
           sql<string>`jsonb_build_object(${sql.lit(names.old)}, ${eb.ref(`target.${field}`)}, ${sql.lit(names.new)}, ${eb.ref(`changed.${field}`)})`.as('content')
         ]))
-      .returning(['activities.id', 'activities.project_id']))
+      .returning(['activities.id', 'activities.project_id', 'activities.author_id']))
     // The change's webhook event, one delivery per enabled endpoint of the company
     // that takes it, and each delivery's first job: they commit with the change or
     // not at all. The payload holds what the body is made of (src/presenters/webhook.ts).
@@ -274,7 +274,7 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
         .where('s.canceled', '=', true))))
       .select('pe.id as person_id')))
   .with('notified', (qb) => qb.insertInto('notifications')
-    .columns(['person_id', 'project_id', 'activity_id', 'action'])
+    .columns(['person_id', 'project_id', 'activity_id', 'author_id', 'action'])
     // Each candidate looked up and judged on their own (fenced, so not joined as a
     // set): as one join, the generic plan read every person and every space
     // membership of the database to notify a project's few subscribers.
@@ -287,7 +287,7 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
         .where('pe.suspended_at', 'is', null)
         .where((eb) => hasAccess(eb.table('p'), eb.table('pe'), ACCESS.view))
         .select('pe.id')).as('pe'), (join) => join.onTrue())
-      .select(['pe.id', 'a.project_id', 'a.id as activity_id', sql.lit(ACTIONS.description.action).as('action')]))
+      .select(['pe.id', 'a.project_id', 'a.id as activity_id', 'a.author_id', sql.lit(ACTIONS.description.action).as('action')]))
     .returning('notifications.id'))
   // What the aggregate reads of subscriptions: its snapshot's and this statement's own.
   .with('all_lists', (qb) => qb.selectFrom('list').selectAll()

@@ -272,6 +272,8 @@ export interface NotificationsTable {
   person_id: string
   project_id: string | null
   activity_id: string | null
+  /** The author of the activity (activities.author_id), kept with the notification; set whenever activity_id is. */
+  author_id: string | null
   action: string
   read: Generated<boolean>
   read_at: NullableTimestamp

@@ -44,9 +44,9 @@ t.test('a page of notifications/list reads the person\'s notifications through t
   // arrive, each about one of those activities.
   await sql`
     WITH a AS (SELECT id, project_id, row_number() OVER (ORDER BY id) AS k FROM activities WHERE author_id = ${author.id}::uuid)
-    INSERT INTO notifications (person_id, project_id, activity_id, action, read, read_at, inserted_at)
+    INSERT INTO notifications (person_id, project_id, activity_id, author_id, action, read, read_at, inserted_at)
     SELECT CASE WHEN i % 200 = 0 THEN ${reader.id}::uuid ELSE (${sql.val(others.map((o) => o.id))}::uuid[])[1 + i % 50] END,
-      a.project_id, a.id, 'project_description_changed', i % 3 = 0, CASE WHEN i % 3 = 0 THEN now() END, now() - i * interval '1 minute'
+      a.project_id, a.id, ${author.id}::uuid, 'project_description_changed', i % 3 = 0, CASE WHEN i % 3 = 0 THEN now() END, now() - i * interval '1 minute'
     FROM generate_series(1, 60000) i JOIN a ON a.k = 1 + i % 10000`.execute(db)
   for (const table of ['notifications', 'projects', 'activities', 'people']) await sql`ANALYZE ${sql.table(table)}`.execute(db)
 

@@ -126,8 +126,8 @@ t.test('a page asked for again comes from the database without its text, and who
     .select(['p.email', 'p.id']).where('n.project_id', '=', website.id).orderBy('p.email').executeTakeFirstOrThrow()
   const actor = { personId: person, tokenId: null }
   // Pages of 3 from an inbox of more.
-  await sql`INSERT INTO notifications (person_id, project_id, activity_id, action)
-    SELECT person_id, project_id, activity_id, action FROM notifications WHERE person_id = ${person}::uuid`.execute(db)
+  await sql`INSERT INTO notifications (person_id, project_id, activity_id, author_id, action)
+    SELECT person_id, project_id, activity_id, author_id, action FROM notifications WHERE person_id = ${person}::uuid`.execute(db)
   const range = { limit: 3, offset: 0 }
   let mark = sent.length
   const first = await list(app, reader, 1, 3)
