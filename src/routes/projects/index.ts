@@ -15,7 +15,6 @@ import { findProject, parseProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
 import { heldChildren, heldProjects, projectAnswer, projectPageAnswer, toProject, writeProjectAnswer } from '../../presenters/project.js'
-import { projectMarkdown } from '../../presenters/markdown.js'
 import type { Caller } from '../../plugins/auth.js'
 import { sendAnswer, sendPage } from '../../plugins/answers.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
@@ -26,6 +25,12 @@ const IF_MATCH = 'With `If-Match` (the `ETag` of a read, or `*`), the change is 
   'person would read it right before the change, the version a listed tag names; otherwise the answer is 412 ' +
   '`precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and ' +
   'the write are one statement: of two requests with the same tag, one succeeds. 404 and 403 come before 412.'
+
+// The Markdown presenter (prosemirror-markdown and the schema it is built on, about
+// 6 MB of memory once loaded) is loaded by the first request that asks for Markdown:
+// a server nobody asks for Markdown never carries it.
+let markdownPresenter: Promise<typeof import('../../presenters/markdown.js')> | undefined
+const presenterOfMarkdown = () => (markdownPresenter ??= import('../../presenters/markdown.js'))
 
 /** The same body whether the project is absent, archived or invisible: existence never leaks. */
 const PROJECT_NOT_FOUND = 'project not found'
@@ -144,6 +149,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     reply.header('etag', etag)
     if (notModified(condition, etag)) return reply.code(304).send(undefined)
     if (markdown) {
+      const { projectMarkdown } = await presenterOfMarkdown()
       const project = toProject(parseProject(row))
       return { project, markdown: projectMarkdown(project) }
     }
