@@ -33,7 +33,7 @@ const JOINED_PROJECT = sql<Selectable<ProjectsTable>>`${sql.table('p')}`
 // Each notification's project and author are looked up by their keys, the author
 // only for the notifications of the page: joined as tables, the plan PostgreSQL
 // keeps for every person (who may have a few notifications or thousands) read the
-// whole of projects and people into hash tables for each page, a cost that grew
+// whole of projects and activities into hash tables for each page, a cost that grew
 // with every change anyone made. The author is the notification's own author_id,
 // its activity's author: the activity itself is not read.
 const PAGE_ROWS = (v: { limit: Expression<number>, offset: Expression<number> }) => expressionBuilder<Database>()

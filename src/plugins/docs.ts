@@ -3,8 +3,9 @@
 // Content-Security-Policy of its own: the API keeps helmet's strict default.
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
+import { lazily } from '../lazy.js'
 import { DOCUMENT_URL } from './openapi.js'
 
 const DOCS_PREFIX = '/docs'
@@ -60,18 +61,17 @@ export default fp(async (fastify) => {
     // once loaded: it is loaded on the first visit to the docs, into an instance of
     // its own whose answers are passed on, so a server nobody reads the docs of
     // never carries it.
-    let reference: Promise<FastifyInstance> | undefined
-    const load = async () => {
+    const reference = lazily(async () => {
       const { default: scalar } = await import('@scalar/fastify-api-reference')
       const instance = Fastify()
       await instance.register(scalar, { routePrefix: DOCS_PREFIX, configuration })
       await instance.ready()
       return instance
-    }
-    fastify.addHook('onClose', async () => { if (reference) await (await reference).close() })
+    })
+    // A load that fails is the visit's 500, and tried again by the next (lazy.ts): nothing to close.
+    fastify.addHook('onClose', async () => { await reference.started()?.then(async (instance) => { await instance.close() }, () => {}) })
     const pass = async (request: FastifyRequest, reply: FastifyReply) => {
-      reference ??= load()
-      const answer = await (await reference).inject({ method: 'GET', url: request.url })
+      const answer = await (await reference.get()).inject({ method: 'GET', url: request.url })
       if (answer.statusCode === 404) throw new ApiError(404, 'route_not_found', `no route ${request.method} ${request.url.split('?', 1)[0]}`)
       for (const name of ['content-type', 'location', 'etag', 'last-modified']) {
         const value = answer.headers[name]

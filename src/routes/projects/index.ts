@@ -11,6 +11,7 @@ import { invalidInput } from '../../errors.js'
 import { pageParameter } from '../paging.js'
 import { invalidExample, mutationErrors, notFoundExample, nothingToFind, preconditionErrors, queryErrors } from '../responses.js'
 import { decodeId } from '../../ids.js'
+import { lazily } from '../../lazy.js'
 import { findProject, parseProject } from '../../db/project-aggregate.js'
 import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
@@ -29,8 +30,7 @@ const IF_MATCH = 'With `If-Match` (the `ETag` of a read, or `*`), the change is 
 // The Markdown presenter (prosemirror-markdown and the schema it is built on, about
 // 6 MB of memory once loaded) is loaded by the first request that asks for Markdown:
 // a server nobody asks for Markdown never carries it.
-let markdownPresenter: Promise<typeof import('../../presenters/markdown.js')> | undefined
-const presenterOfMarkdown = () => (markdownPresenter ??= import('../../presenters/markdown.js'))
+const markdownPresenter = lazily(async () => await import('../../presenters/markdown.js'))
 
 /** The same body whether the project is absent, archived or invisible: existence never leaks. */
 const PROJECT_NOT_FOUND = 'project not found'
@@ -149,7 +149,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     reply.header('etag', etag)
     if (notModified(condition, etag)) return reply.code(304).send(undefined)
     if (markdown) {
-      const { projectMarkdown } = await presenterOfMarkdown()
+      const { projectMarkdown } = await markdownPresenter.get()
       const project = toProject(parseProject(row))
       return { project, markdown: projectMarkdown(project) }
     }

@@ -164,7 +164,7 @@ t.test('a page asked for again comes from the database without its text, and who
       (page) => page.some((n) => n.read)],
     ['its project renamed', async () => await sql`UPDATE projects SET name = 'Renamed, seen on the page' WHERE id = ${website.id}::uuid`.execute(db),
       (page) => page.some((n) => n.project?.name === 'Renamed, seen on the page')],
-    ['an author renamed', async () => await sql`UPDATE people SET full_name = full_name || ' (renamed)' WHERE id = (SELECT a.author_id FROM activities a JOIN notifications n ON n.activity_id = a.id WHERE n.person_id = ${person}::uuid ORDER BY n.inserted_at DESC, n.id DESC LIMIT 1)`.execute(db),
+    ['an author renamed', async () => await sql`UPDATE people SET full_name = full_name || ' (renamed)' WHERE id = (SELECT n.author_id FROM notifications n WHERE n.person_id = ${person}::uuid AND n.author_id IS NOT NULL ORDER BY n.inserted_at DESC, n.id DESC LIMIT 1)`.execute(db),
       (page) => page.some((n) => n.author?.full_name.endsWith(' (renamed)') === true)],
     ['a new notification', async () => await sql`INSERT INTO notifications (person_id, action) VALUES (${person}::uuid, 'project_created')`.execute(db),
       (page) => page[0]!.action === 'project_created' && page[0]!.project === null]
