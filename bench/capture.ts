@@ -71,9 +71,11 @@ class RowCounter implements KyselyPlugin {
  * the versions of what recent pages showed (db/project-list.ts, `known`), every
  * company's first page, as in a run.
  */
-export async function captureStatements<O extends OperationName = OperationName> (url: string, targets: Record<O, Target>, warmUp: Partial<Record<O, readonly Target[]>> = {},
-  operations: readonly O[] = OPERATIONS as readonly O[]): Promise<Record<O, Capture>> {
-  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '2' })
+export async function captureStatements<O extends OperationName = OperationName> (database: string | { dataDir: string }, targets: Record<O, Target>,
+  warmUp: Partial<Record<O, readonly Target[]>> = {}, operations: readonly O[] = OPERATIONS as readonly O[]): Promise<Record<O, Capture>> {
+  // A PostgreSQL URL, or the embedded database's directory.
+  const where = typeof database === 'string' ? { DATABASE_URL: database } : { DATA_DIR: database.dataDir }
+  const config = loadConfig({ ...where, LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '2' })
   const events: LogEvent[] = []
   const named = new Set<string>()
   // Client#query(config) with a name is a named statement, however the code came to send it.

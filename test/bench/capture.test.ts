@@ -2,13 +2,19 @@
 // replays: a read captured again after the projects changed carries the versions
 // the database holds then, and projects/get's replay each target's own, so that
 // the replay does the server's work, not more.
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import pg from 'pg'
 import t from 'tap'
 import { sql } from 'kysely'
 import { captureStatements } from '../../bench/capture.js'
-import type { Target } from '../../bench/operations.js'
+import { newName, type Target } from '../../bench/operations.js'
 import { pgbenchScript } from '../../bench/pgbench.js'
 import { seedDataset, writeBenchTargets, writeBenchVersions, type DatasetSize } from '../../bench/seed.js'
+import { loadConfig } from '../../src/config.js'
+import { createDb, dbOptions } from '../../src/db/index.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
 import { createTestDatabase } from '../database.js'
 
 const SIZE: DatasetSize = {
@@ -198,4 +204,28 @@ t.test('notifications/list\'s replay tells the database the version of each read
   const after = await versionOf()
   t.not(after[0], before[0], 'written anew, bench_targets holds its new version')
   t.equal((await replay(after)).kept, true, 'with which the replay sends no text again')
+})
+
+t.test('on the embedded database, named by its directory, a rename is captured as the one statement it sends (npm run bench:explain)', async (t) => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capture-embedded-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  const seeding = await createDb(dbOptions(loadConfig({ DATA_DIR: dataDir })))
+  let data
+  try {
+    await migrateToLatest(seeding)
+    data = await seedDataset(seeding, SIZE, { tokenConcurrency: 1 })
+  } finally {
+    await seeding.destroy()
+  }
+  const target = data.normal[0]!
+  const { update_name: capture } = await captureStatements({ dataDir }, { update_name: target }, {}, ['update_name'])
+  t.equal(capture.statements.length, 1, 'one statement')
+  t.ok(capture.statements[0]!.parameters.includes(newName(capture.revision)), 'carrying the new name')
+  const db = await createDb(dbOptions(loadConfig({ DATA_DIR: dataDir })))
+  try {
+    const project = await db.selectFrom('projects').select('name').where('id', '=', target.projectId).executeTakeFirstOrThrow()
+    t.equal(project.name, newName(capture.revision), 'which the embedded database holds afterwards')
+  } finally {
+    await db.destroy()
+  }
 })
