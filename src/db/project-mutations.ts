@@ -242,10 +242,12 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
     .columns(['subscription_list_id', 'person_id', 'type'])
     .expression((eb) => eb.selectFrom('mentioned as m')
       .innerJoin('the_list as l', (join) => join.onTrue())
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('subscriptions as s')
-        .select(sql.lit(1).as('one'))
-        .whereRef('s.subscription_list_id', '=', 'l.id')
-        .whereRef('s.person_id', '=', 'm.id'))))
+      // The list's subscribers read once, as a hashed set (the list is one at most,
+      // and person_id never null): as NOT EXISTS, the plan read the whole list again
+      // for each person mentioned, matching the person after the index.
+      .where('m.id', 'not in', (eb) => eb.selectFrom('subscriptions as s')
+        .where('s.subscription_list_id', 'in', eb.selectFrom('the_list').select('the_list.id'))
+        .select('s.person_id'))
       .select(['l.id', 'm.id as person_id', sql.lit('mentioned').as('type')]))
     // One made meanwhile by another transaction (a change committed while this one
     // waited for the row, after this statement's snapshot) stays as it is, but comes

@@ -4,12 +4,15 @@
 // And what a change without If-Match is planned with: not the tag's aggregate,
 // which only a conditional change computes; a conditional change builds the
 // aggregate's children once, for the tag and the answer alike. A description
-// change looks up the people it notifies, not every person of the database. A
+// change looks up the people it notifies, not every person of the database, and
+// reads its list's subscribers once to find whom it subscribes. A
 // page of projects/list and projects/get read no more than their answer needs. The
 // plans are those PostgreSQL (or PGlite) makes for the very statements and
 // parameters the app sent.
 import t from 'tap'
 import { CompiledQuery, sql, type LogEvent } from 'kysely'
+import { sqlLiteral } from '../../bench/plan.js'
+import { PLAN_CACHE_MODE } from '../../src/db/statement-names.js'
 import { shortId } from '../../src/ids.js'
 import { ifMatchTags } from '../../src/routes/projects/conditional.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
@@ -244,6 +247,49 @@ t.test('a description change looks up the people it notifies, not everyone in th
 
   const read = nodes(await planOf(sent[0]!)).filter((n) => n['Node Type'] === 'Seq Scan' && ['people', 'space_members'].includes(String(n['Relation Name'])))
   t.same(read.map((n) => `${String(n['Relation Name'])} as ${String(n.Alias)}`), [], 'neither people nor space_members is read whole')
+})
+
+t.test('a description change reads its list\'s subscribers once to find whom of those it mentions to subscribe, not once a person', async (t) => {
+  const { editor, colleagues, project } = await championedProject(12)
+  const list = await db.insertInto('subscription_lists').values({ project_id: project.id }).returning('id').executeTakeFirstOrThrow()
+  await db.insertInto('subscriptions').values(colleagues.slice(0, 10).map((person) => ({ subscription_list_id: list.id, person_id: person.id, type: 'joined' as const }))).execute()
+  // Six mentioned: four subscribed already, two not.
+  const mentioned = colleagues.slice(6, 12)
+  const doc = (text: string) => JSON.stringify({
+    type: 'doc',
+    content: [{ type: 'paragraph', content: [{ type: 'text', text }, ...mentioned.map((p) => ({ type: 'mention', attrs: { id: shortId(p.id), label: p.full_name } }))] }]
+  })
+  const { token } = await tokenFor(db, editor.email)
+  sent.length = 0
+  const res = await app.inject({
+    method: 'POST', url: '/api/external/v1/projects/update_description',
+    headers: { authorization: `Bearer ${token}` }, payload: { project_id: project.publicId, description: doc('First') }
+  })
+  t.equal(res.statusCode, 200, res.body.slice(0, 200))
+  const subscribed = await db.selectFrom('subscriptions').select(['person_id', 'type']).where('subscription_list_id', '=', list.id).where('type', '=', 'mentioned').execute()
+  t.same(subscribed.map((s) => s.person_id).sort(), colleagues.slice(10, 12).map((p) => p.id).sort(), 'the two mentioned who were not subscribed are')
+
+  // The same statement with another text, planned generically as the server's are.
+  const [statement] = sent
+  const plan = await db.connection().execute(async (connection) => {
+    await connection.executeQuery(CompiledQuery.raw(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`))
+    await connection.executeQuery(CompiledQuery.raw(`PREPARE described AS ${statement!.sql}`))
+    try {
+      const values = statement!.parameters.map((value) => value === doc('First') ? doc('Second') : value)
+      const { rows: [row] } = await connection.executeQuery<{ 'QUERY PLAN': unknown }>(
+        CompiledQuery.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE described(${values.map(sqlLiteral).join(', ')})`))
+      const raw = row!['QUERY PLAN']
+      return ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Json }>)[0]!.Plan
+    } finally {
+      await connection.executeQuery(CompiledQuery.raw('DEALLOCATE described'))
+      await connection.executeQuery(CompiledQuery.raw('RESET plan_cache_mode'))
+    }
+  })
+  const subscribing = nodes(plan).find((n) => n['Subplan Name'] === 'CTE new_subscriptions')
+  if (subscribing === undefined) throw new Error('no CTE new_subscriptions in the plan')
+  const reads = nodes(subscribing).filter((n) => n['Relation Name'] === 'subscriptions' && n['Node Type'] !== 'ModifyTable')
+  t.ok(reads.length > 0, 'the list\'s subscriptions are read')
+  t.same(reads.map((n) => n['Actual Loops']), reads.map(() => 1), `once: ${reads.map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')} × ${String(n['Actual Loops'])}`).join(', ')}`)
 })
 
 /** A project its space reads (access 10), its champion `editor`, and `count` colleagues in the space. */
