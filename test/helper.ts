@@ -116,6 +116,38 @@ export async function createPerson (db: Db, companyId: string, options: {
   }).returning(['id', 'email', 'full_name']).executeTakeFirstOrThrow()
 }
 
+/** What notifyOf writes: a notification of the person about an activity of the project. */
+export interface ProjectNotification {
+  person_id: string
+  project_id: string
+  action: string
+  /** The activity's author, whom the notification names: the person themselves unless told. */
+  author_id?: string
+  read?: boolean
+  read_at?: Date | null
+  inserted_at?: Date
+}
+
+/**
+ * Notifications about projects, each of an activity of its project written with
+ * it (action and time the notification's): a notification names its activity, with
+ * the activity's project and author, or none of them (notifications_activity_fkey).
+ */
+export async function notifyOf (db: Db, notifications: ProjectNotification[]): Promise<Array<{ id: string }>> {
+  const written: Array<{ id: string }> = []
+  for (const { author_id: authorId, ...notification } of notifications) {
+    const author = authorId ?? notification.person_id
+    const { company_id: companyId } = await db.selectFrom('projects').select('company_id').where('id', '=', notification.project_id).executeTakeFirstOrThrow()
+    const activity = await db.insertInto('activities').values({
+      company_id: companyId, project_id: notification.project_id, author_id: author, action: notification.action,
+      content: JSON.stringify({}), ...(notification.inserted_at === undefined ? {} : { inserted_at: notification.inserted_at })
+    }).returning('id').executeTakeFirstOrThrow()
+    written.push(await db.insertInto('notifications').values({ ...notification, activity_id: activity.id, author_id: author })
+      .returning('id').executeTakeFirstOrThrow())
+  }
+  return written
+}
+
 export async function createSpace (db: Db, companyId: string, members: string[] = [], name = unique('Space')) {
   const space = await db.insertInto('spaces').values({ company_id: companyId, name }).returning(['id', 'name']).executeTakeFirstOrThrow()
   if (members.length > 0) {

@@ -12,7 +12,7 @@ import { sql, type LogEvent } from 'kysely'
 import type { Db } from '../../src/db/index.js'
 import { shortId } from '../../src/ids.js'
 import { oneConnectionDatabase } from '../database.js'
-import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { addContributor, build, createCompany, createPerson, createProject, createSpace, notifyOf, tokenFor } from '../helper.js'
 import { sendRaw } from '../http.js'
 import { listen } from '../launch.js'
 
@@ -25,9 +25,7 @@ const admin = await createPerson(db, company.id, { isAdmin: true })
 const space = await createSpace(db, company.id, [admin.id])
 const project = await createProject(db, space, { name: 'Guarded', access: { space: 70 } })
 await addContributor(db, project.id, admin.id, 'champion')
-const notification = await db.insertInto('notifications')
-  .values({ person_id: admin.id, project_id: project.id, action: 'project_renamed' })
-  .returning('id').executeTakeFirstOrThrow()
+const notification = (await notifyOf(db, [{ person_id: admin.id, project_id: project.id, action: 'project_renamed' }]))[0]!
 const writer = await tokenFor(db, admin.email)
 const api = (token: string) => ({ authorization: `Bearer ${token}` })
 const hook = await app.inject({ method: 'POST', url: '/api/external/v1/webhooks/create', headers: api(writer.token), payload: { url: 'https://8.8.8.8/hook' } })

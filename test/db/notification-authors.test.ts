@@ -1,11 +1,14 @@
 // A notification keeps its activity's author (migrations/20261129000000_notification_authors.ts):
 // the migration gives the notifications already there their activity's author, a
 // description change writes its author on each notification it sends, an insert
-// that names an activity without its author fails, and notifications/list shows
+// that names an activity without its author fails (since
+// migrations/20261129100000_notification_activities.ts, by the key that holds the
+// activity, its project and its author together), and notifications/list shows
 // the author it keeps, reading neither the activity nor anything of it.
 import t from 'tap'
 import { sql, type LogEvent } from 'kysely'
 import * as migration from '../../migrations/20261129000000_notification_authors.js'
+import * as activities from '../../migrations/20261129100000_notification_activities.js'
 import { shortId } from '../../src/ids.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
@@ -24,6 +27,8 @@ const activity = await db.insertInto('activities')
   .returning('id').executeTakeFirstOrThrow()
 
 t.test('the migration gives each notification with an activity that activity\'s author, and none to one without', async (t) => {
+  // The key that now holds the author to its activity comes after, and goes first.
+  await activities.down(db)
   await migration.down(db)
   const [told, plain] = await sql<{ id: string }>`INSERT INTO notifications (person_id, project_id, activity_id, action)
     VALUES (${reader.id}::uuid, ${project.id}::uuid, ${activity.id}::uuid, 'project_renamed'), (${reader.id}::uuid, NULL, NULL, 'project_created')
@@ -33,13 +38,14 @@ t.test('the migration gives each notification with an activity that activity\'s 
   t.equal(rows.find((r) => r.id === told!.id)?.author_id, author.id, 'the activity\'s author')
   t.equal(rows.find((r) => r.id === plain!.id)?.author_id, null, 'no activity, no author')
   await db.deleteFrom('notifications').where('id', 'in', [told!.id, plain!.id]).execute()
+  await activities.up(db)
 })
 
 t.test('a notification that names an activity without its author is refused, and nothing is written', async (t) => {
   const before = await db.selectFrom('notifications').select('id').execute()
   await t.rejects(db.insertInto('notifications')
     .values({ person_id: reader.id, project_id: project.id, activity_id: activity.id, action: 'project_renamed' }).execute(),
-  /notifications_author/)
+  /notifications_activity_fkey/)
   t.equal((await db.selectFrom('notifications').select('id').execute()).length, before.length)
 })
 

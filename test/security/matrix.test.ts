@@ -14,7 +14,7 @@ import t, { type Test } from 'tap'
 import type { Db } from '../../src/db/index.js'
 import { revokeToken } from '../../src/db/tokens.js'
 import { shortId } from '../../src/ids.js'
-import { build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { build, createCompany, createPerson, createProject, createSpace, notifyOf, tokenFor } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'
 const REALM = 'Bearer realm="api"'
@@ -336,9 +336,7 @@ missing       401   401               401                  401                  
 `
 
 t.test('every token kind × notification operation answers as the table says, and marks only its own', async (t) => {
-  const note = await db.insertInto('notifications').values({
-    person_id: member.id, project_id: projects.internal.id, action: 'project_description_changed'
-  }).returning('id').executeTakeFirstOrThrow()
+  const note = (await notifyOf(db, [{ person_id: member.id, project_id: projects.internal.id, action: 'project_description_changed' }]))[0]!
   const [header, ...rows] = NOTIFICATION_TABLE.trim().split('\n').map((line) => line.trim().split(/\s+/))
   const ops = header!.slice(1)
   t.equal(rows.length * ops.length, 10 * 5, 'a cell for every combination')

@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { loadDemo } from '../../../src/db/demo.js'
 import { shortId, sluggedId } from '../../../src/ids.js'
-import { addContributor, build, client, createPerson, createProject, projectActivities } from '../../helper.js'
+import { addContributor, build, client, createPerson, createProject, notifyOf, projectActivities } from '../../helper.js'
 
 const { app, db } = await build(t)
 const demo = await loadDemo(db)
@@ -286,11 +286,12 @@ t.test('marking: only one\'s own, idempotent, all or none, read-only refused', a
 
 t.test('list: a notification about a project the person cannot see is left out until they can; one about no project is listed', async (t) => {
   const bobNotes = notes(readOnly('bob@acme.test'))
-  const [seen, secret, none] = await db.insertInto('notifications').values([
+  const [seen, secret] = await notifyOf(db, [
     { person_id: bob.id, project_id: website.id, action: 'project_closed', inserted_at: new Date(Date.now() + 3000) },
-    { person_id: bob.id, project_id: internal.id, action: 'project_closed', inserted_at: new Date(Date.now() + 2000) },
-    { person_id: bob.id, project_id: null, action: 'space_joined', inserted_at: new Date(Date.now() + 1000) }
-  ]).returning('id').execute()
+    { person_id: bob.id, project_id: internal.id, action: 'project_closed', inserted_at: new Date(Date.now() + 2000) }
+  ])
+  const none = await db.insertInto('notifications').values({ person_id: bob.id, project_id: null, action: 'space_joined', inserted_at: new Date(Date.now() + 1000) })
+    .returning('id').executeTakeFirstOrThrow()
   const ours = () => [seen!.id, secret!.id, none!.id].map(shortId)
   const listed = async () => ((await bobNotes.list()).json().notifications as Array<{ id: string, project: { name: string } | null }>)
     .filter((n) => ours().includes(n.id)).map((n) => [n.id, n.project?.name ?? null])

@@ -9,7 +9,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import { shortId } from '../../../src/ids.js'
-import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, tokenFor, waitFor } from '../../helper.js'
+import { addContributor, build, createCompany, createPerson, createProject, createSpace, notifyOf, projectActivities, tokenFor, waitFor } from '../../helper.js'
 
 const BASE = '/api/external/v1/projects'
 const TAG = /^"[A-Za-z0-9_-]{43}"$/
@@ -175,8 +175,8 @@ t.test('1. the tag follows every change of the person\'s answer, and nothing els
 
   const unrelated: Array<[string, () => Promise<unknown>]> = [
     ['another project is renamed', () => save(token.alice, 'name', other.publicId, 'Elsewhere, renamed')],
-    ['bob is notified of another project', () => db.insertInto('notifications').values({ person_id: bob.id, project_id: other.id, action: 'project_renamed' }).execute()],
-    ['carol is notified of this one', () => db.insertInto('notifications').values({ person_id: carol.id, project_id: p.id, action: 'project_renamed' }).execute()],
+    ['bob is notified of another project', () => notifyOf(db, [{ person_id: bob.id, project_id: other.id, action: 'project_renamed' }])],
+    ['carol is notified of this one', () => notifyOf(db, [{ person_id: carol.id, project_id: p.id, action: 'project_renamed' }])],
     ['an activity is recorded', () => db.insertInto('activities').values({ company_id: company.id, project_id: p.id, author_id: carol.id, action: 'project_renamed', content: JSON.stringify({ note: 1 }) }).execute()]
   ]
   for (const [what, change] of unrelated) {

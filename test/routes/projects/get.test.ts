@@ -4,7 +4,7 @@
 import { sql } from 'kysely'
 import t from 'tap'
 import { decodeId, shortId, slug, sluggedId } from '../../../src/ids.js'
-import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../../helper.js'
+import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, notifyOf, tokenFor } from '../../helper.js'
 
 const { app, db } = await build(t)
 
@@ -365,10 +365,8 @@ async function richProject () {
 
   await db.insertInto('project_pins').values({ person_id: champion.id, project_id: R.id }).execute()
 
-  const notification = (personId: string, projectId: string, action: string, insertedAt: string, read = false) =>
-    db.insertInto('notifications').values({
-      person_id: personId, project_id: projectId, action, read, read_at: read ? at(insertedAt) : null, inserted_at: at(insertedAt)
-    }).returning('id').executeTakeFirstOrThrow()
+  const notification = async (personId: string, projectId: string, action: string, insertedAt: string, read = false) =>
+    (await notifyOf(db, [{ person_id: personId, project_id: projectId, action, read, read_at: read ? at(insertedAt) : null, inserted_at: at(insertedAt) }]))[0]!
   const n1 = await notification(champion.id, R.id, 'project_check_in_acknowledged', '2026-05-02T12:00:00.000Z')
   const n2 = await notification(champion.id, R.id, 'project_closed', '2026-06-30T18:00:01.000Z')
   await notification(champion.id, R.id, 'project_check_in_submitted', '2026-05-01T00:00:01.000Z', true)
