@@ -116,6 +116,20 @@ export async function createPerson (db: Db, companyId: string, options: {
   }).returning(['id', 'email', 'full_name']).executeTakeFirstOrThrow()
 }
 
+/**
+ * A company with two people in one space: `author`, champion of `project` (which
+ * the space may edit), and `reader`, who may too; for tests of what a change tells.
+ */
+export async function toldOfProject (db: Db) {
+  const company = await createCompany(db)
+  const author = await createPerson(db, company.id)
+  const reader = await createPerson(db, company.id)
+  const space = await createSpace(db, company.id, [author.id, reader.id])
+  const project = await createProject(db, space, { name: 'Told of', access: { space: 70 } })
+  await addContributor(db, project.id, author.id, 'champion')
+  return { company, author, reader, space, project }
+}
+
 /** What notifyOf writes: a notification of the person about an activity of the project. */
 export interface ProjectNotification {
   person_id: string

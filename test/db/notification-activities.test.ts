@@ -10,18 +10,13 @@ import t from 'tap'
 import { sql } from 'kysely'
 import * as migration from '../../migrations/20261129100000_notification_activities.js'
 import { shortId } from '../../src/ids.js'
-import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { build, client, createProject, tokenFor, toldOfProject } from '../helper.js'
 
 const { app, db } = await build(t)
 await app.ready()
 
-const company = await createCompany(db)
-const author = await createPerson(db, company.id)
-const reader = await createPerson(db, company.id)
-const space = await createSpace(db, company.id, [author.id, reader.id])
-const project = await createProject(db, space, { name: 'Told of', access: { space: 70 } })
+const { company, author, reader, space, project } = await toldOfProject(db)
 const other = await createProject(db, space, { name: 'Another', access: { space: 70 } })
-await addContributor(db, project.id, author.id, 'champion')
 
 const activityOf = async (projectId: string) => await db.insertInto('activities')
   .values({ company_id: company.id, project_id: projectId, author_id: author.id, action: 'project_renamed', content: JSON.stringify({}) })

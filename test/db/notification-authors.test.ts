@@ -10,18 +10,13 @@ import { sql, type LogEvent } from 'kysely'
 import * as migration from '../../migrations/20261129000000_notification_authors.js'
 import * as activities from '../../migrations/20261129100000_notification_activities.js'
 import { shortId } from '../../src/ids.js'
-import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { build, client, tokenFor, toldOfProject } from '../helper.js'
 
 const statements: string[] = []
 const { app, db } = await build(t, { log: (event: LogEvent) => { statements.push(event.query.sql) } })
 await app.ready()
 
-const company = await createCompany(db)
-const author = await createPerson(db, company.id)
-const reader = await createPerson(db, company.id)
-const space = await createSpace(db, company.id, [author.id, reader.id])
-const project = await createProject(db, space, { name: 'Told of', access: { space: 70 } })
-await addContributor(db, project.id, author.id, 'champion')
+const { company, author, reader, project } = await toldOfProject(db)
 const activity = await db.insertInto('activities')
   .values({ company_id: company.id, project_id: project.id, author_id: author.id, action: 'project_renamed', content: JSON.stringify({}) })
   .returning('id').executeTakeFirstOrThrow()
