@@ -63,6 +63,14 @@ class RowCounter implements KyselyPlugin {
   }
 }
 
+/** A PostgreSQL URL, or the embedded database's directory. */
+export type DatabaseLocation = string | { dataDir: string }
+
+/** The configuration that names the database at `location` (DATABASE_URL or DATA_DIR). */
+export function locationEnv (location: DatabaseLocation): { DATABASE_URL: string } | { DATA_DIR: string } {
+  return typeof location === 'string' ? { DATABASE_URL: location } : { DATA_DIR: location.dataDir }
+}
+
 /**
  * Sends one request of each of `operations` (every operation unless told) on its
  * target through the app with `inject` and returns the statements each one sent.
@@ -71,11 +79,9 @@ class RowCounter implements KyselyPlugin {
  * the versions of what recent pages showed (db/project-list.ts, `known`), every
  * company's first page, as in a run.
  */
-export async function captureStatements<O extends OperationName = OperationName> (database: string | { dataDir: string }, targets: Record<O, Target>,
+export async function captureStatements<O extends OperationName = OperationName> (database: DatabaseLocation, targets: Record<O, Target>,
   warmUp: Partial<Record<O, readonly Target[]>> = {}, operations: readonly O[] = OPERATIONS as readonly O[]): Promise<Record<O, Capture>> {
-  // A PostgreSQL URL, or the embedded database's directory.
-  const where = typeof database === 'string' ? { DATABASE_URL: database } : { DATA_DIR: database.dataDir }
-  const config = loadConfig({ ...where, LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '2' })
+  const config = loadConfig({ ...locationEnv(database), LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '2' })
   const events: LogEvent[] = []
   const named = new Set<string>()
   // Client#query(config) with a name is a named statement, however the code came to send it.

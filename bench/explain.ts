@@ -27,14 +27,13 @@ import os from 'node:os'
 import path from 'node:path'
 import { CompiledQuery, sql } from 'kysely'
 import { loadConfig } from '../src/config.js'
-import { createDb, dbOptions, type Db } from '../src/db/index.js'
+import { createDb, dbOptions } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { PLAN_CACHE_MODE } from '../src/db/statement-names.js'
-import { captureStatements, type Capture } from './capture.js'
+import { captureStatements, locationEnv, type Capture, type DatabaseLocation } from './capture.js'
 import { LABELS, OPERATIONS, TARGET_SETS, newDescription, newName, type OperationName, type Target } from './operations.js'
 import { positive } from './options.js'
 import { connected } from './postgres.js'
-import { summarizePlan, sqlLiteral, type ExplainedPlan, type PlanSummary } from './plan.js'
+import { explainPrepared, summarizePlan, withPrepared, type ExplainedPlan, type PlanSummary } from './plan.js'
 import { DEFAULT_SIZE, seedDataset, type Dataset } from './seed.js'
 
 const URL_ = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -63,31 +62,16 @@ function revised (capture: Capture, target: Target, revision: number): unknown[]
   return statement!.parameters.map((value) => replaced.get(value) ?? value)
 }
 
-/** The prepared statement under EXPLAIN with these parameters, in a transaction rolled back. */
-async function explain (connection: Pick<Db, 'executeQuery'>, parameters: unknown[], timing: boolean): Promise<ExplainedPlan> {
-  await connection.executeQuery(CompiledQuery.raw('BEGIN'))
-  try {
-    const options = timing ? 'ANALYZE, FORMAT JSON' : 'ANALYZE, TIMING FALSE, FORMAT JSON'
-    const { rows } = await connection.executeQuery<{ 'QUERY PLAN': ExplainedPlan[] | string }>(
-      CompiledQuery.raw(`EXPLAIN (${options}) EXECUTE explained(${parameters.map(sqlLiteral).join(', ')})`))
-    const plan = rows[0]!['QUERY PLAN']
-    return (typeof plan === 'string' ? JSON.parse(plan) as ExplainedPlan[] : plan)[0]!
-  } finally {
-    await connection.executeQuery(CompiledQuery.raw('ROLLBACK'))
-  }
-}
-
 interface Explained {
   untimedMs: number
   timed: PlanSummary
 }
 
 /** Each operation's statement, ROUNDS times untimed and timed; the timed round of median execution. */
-async function explainAll (where: string | { dataDir: string }, dataset: Dataset): Promise<Map<OperationName, Explained>> {
+async function explainAll (where: DatabaseLocation, dataset: Dataset): Promise<Map<OperationName, Explained>> {
   const targets = Object.fromEntries(EXPLAINED.map((operation) => [operation, dataset[TARGET_SETS[operation]][0]!])) as Record<OperationName, Target>
   const captures = await captureStatements(where, targets, {}, EXPLAINED)
-  const config = loadConfig(typeof where === 'string' ? { DATABASE_URL: where, DB_POOL_SIZE: '1' } : { DATA_DIR: where.dataDir })
-  const db = await createDb(dbOptions({ ...config, DB_STATEMENT_TIMEOUT_MS: 60_000 }))
+  const db = await open(where)
   const results = new Map<OperationName, Explained>()
   try {
     let revision = 1_000_000_000
@@ -99,29 +83,23 @@ async function explainAll (where: string | { dataDir: string }, dataset: Dataset
       // first executions are not counted: the first builds the plan, and the embedded
       // database runs code it has not run before several times slower until V8 has
       // compiled it fully (a rename: 15 ms, then 2 ms after 20).
-      const explained = await db.connection().execute(async (connection) => {
-        await connection.executeQuery(CompiledQuery.raw(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`))
-        await connection.executeQuery(CompiledQuery.raw(`PREPARE explained AS ${capture.statements[0]!.sql}`))
-        try {
-          for (let i = 0; i < WARM; i++) await explain(connection, parameters(), false)
-          const untimed: number[] = []
-          const timed: Array<{ plan: ExplainedPlan, summary: PlanSummary }> = []
-          for (let round = 0; round < ROUNDS; round++) {
-            untimed.push((await explain(connection, parameters(), false))['Execution Time'])
-            const plan = await explain(connection, parameters(), true)
-            timed.push({ plan, summary: summarizePlan(plan) })
-          }
-          timed.sort((a, b) => a.summary.executionMs - b.summary.executionMs)
-          const middle = timed[Math.floor(timed.length / 2)]!
-          if (PLANS !== null) {
-            await mkdir(PLANS, { recursive: true })
-            await writeFile(path.join(PLANS, `${operation}.${typeof where === 'string' ? 'postgres' : 'embedded'}.json`), JSON.stringify([middle.plan], null, 2))
-          }
-          return { untimedMs: median(untimed), timed: middle.summary }
-        } finally {
-          await connection.executeQuery(CompiledQuery.raw('DEALLOCATE explained'))
+      const explained = await db.connection().execute(async (connection) => await withPrepared(connection, capture.statements[0]!.sql, async () => {
+        for (let i = 0; i < WARM; i++) await explainPrepared(connection, parameters(), { timing: false })
+        const untimed: number[] = []
+        const timed: Array<{ plan: ExplainedPlan, summary: PlanSummary }> = []
+        for (let round = 0; round < ROUNDS; round++) {
+          untimed.push((await explainPrepared(connection, parameters(), { timing: false }))['Execution Time'])
+          const plan = await explainPrepared(connection, parameters(), { timing: true })
+          timed.push({ plan, summary: summarizePlan(plan) })
         }
-      })
+        timed.sort((a, b) => a.summary.executionMs - b.summary.executionMs)
+        const middle = timed[Math.floor(timed.length / 2)]!
+        if (PLANS !== null) {
+          await mkdir(PLANS, { recursive: true })
+          await writeFile(path.join(PLANS, `${operation}.${typeof where === 'string' ? 'postgres' : 'embedded'}.json`), JSON.stringify([middle.plan], null, 2))
+        }
+        return { untimedMs: median(untimed), timed: middle.summary }
+      }))
       results.set(operation, explained)
     }
   } finally {
@@ -141,6 +119,8 @@ function row (operation: OperationName, database: string, { untimedMs, timed }: 
 }
 
 const admin = async (query: string) => { await connected(URL_, async (client) => { await client.query(query) }) }
+/** The database at `where`, with the server's settings but for a longer statement timeout (seeding, EXPLAIN). */
+const open = async (where: DatabaseLocation) => await createDb(dbOptions({ ...loadConfig(locationEnv(where)), DB_STATEMENT_TIMEOUT_MS: 60_000 }))
 const size = { ...DEFAULT_SIZE, projects: PROJECTS }
 const tmp = await mkdtemp(path.join(os.tmpdir(), 'projects-explain-'))
 const dataDir = path.join(tmp, 'pglite')
@@ -149,31 +129,23 @@ await admin(`CREATE DATABASE ${DATABASE}`)
 try {
   const url = new URL(URL_)
   url.pathname = `/${DATABASE}`
-  const seeded: Array<[string | { dataDir: string }, Dataset]> = []
+  const seeded: Array<{ where: DatabaseLocation, dataset: Dataset, version: string }> = []
   for (const where of [url.toString(), { dataDir }]) {
-    const config = loadConfig(typeof where === 'string' ? { DATABASE_URL: where } : { DATA_DIR: where.dataDir })
-    const db = await createDb(dbOptions({ ...config, DB_STATEMENT_TIMEOUT_MS: 60_000 }))
+    const db = await open(where)
     try {
       await migrateToLatest(db)
       process.stderr.write(`seeding ${typeof where === 'string' ? 'PostgreSQL' : 'the embedded database'} (${size.projects} projects and the rest of the bench's dataset)\n`)
       const dataset = await seedDataset(db, size, { tokenConcurrency: 1 })
       await db.executeQuery(CompiledQuery.raw('VACUUM ANALYZE'))
-      seeded.push([where, dataset])
+      const version = (await sql<{ v: string }>`SELECT current_setting('server_version') AS v`.execute(db)).rows[0]!.v
+      seeded.push({ where, dataset, version })
     } finally {
       await db.destroy()
     }
   }
-  const [postgres, embedded] = [await explainAll(...seeded[0]!), await explainAll(...seeded[1]!)]
-  const pg = await connected(url.toString(), async (client) => (await client.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]!.v)
-  const em = await (async () => {
-    const db = await createDb(dbOptions(loadConfig({ DATA_DIR: dataDir })))
-    try {
-      return (await sql<{ v: string }>`SELECT current_setting('server_version') AS v`.execute(db)).rows[0]!.v
-    } finally {
-      await db.destroy()
-    }
-  })()
-  console.log(`PostgreSQL ${pg}; embedded: PGlite (PostgreSQL ${em}); Node ${process.version}; ${os.cpus()[0]?.model ?? 'CPU unknown'}, ${os.cpus().length} CPUs; ` +
+  const [pg, em] = seeded as [typeof seeded[0], typeof seeded[0]]
+  const [postgres, embedded] = [await explainAll(pg.where, pg.dataset), await explainAll(em.where, em.dataset)]
+  console.log(`PostgreSQL ${pg.version}; embedded: PGlite (PostgreSQL ${em.version}); Node ${process.version}; ${os.cpus()[0]?.model ?? 'CPU unknown'}, ${os.cpus().length} CPUs; ` +
     `${size.projects} projects; each figure the median of ${ROUNDS} rounds\n`)
   console.log('| operation | database | untimed ms | timed ms | foreign-key checks (calls) | other triggers | most time of their own, share of the timed |')
   console.log('| --- | --- | ---: | ---: | ---: | ---: | --- |')

@@ -1,7 +1,12 @@
-// Reading a plan that EXPLAIN (ANALYZE, FORMAT JSON) returned, for bench/explain.ts:
-// what a statement's execution spent in foreign-key checks, in other triggers, and
-// in each kind of plan node. Nothing here talks to a database.
+// A statement's plan as the server's statement gets it, and what it tells, for
+// bench/explain.ts and test/db/plans.test.ts: the statement prepared (on a
+// connection of db/index.ts, which plans it generically, as the server's named
+// statements are), run under EXPLAIN with given parameters in a transaction rolled
+// back; and what its execution spent in foreign-key checks, in other triggers, and
+// in each kind of plan node.
 import { createRequire } from 'node:module'
+import { CompiledQuery } from 'kysely'
+import type { Db } from '../src/db/index.js'
 
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => string | Buffer | null }
 
@@ -104,4 +109,36 @@ export function sqlLiteral (value: unknown): string {
   if (text === null) return 'NULL'
   const written = Buffer.isBuffer(text) ? `\\x${text.toString('hex')}` : String(text)
   return `'${written.replaceAll("'", "''")}'`
+}
+
+/** One connection of db/index.ts (`db.connection().execute`'s). */
+type Connection = Pick<Db, 'executeQuery'>
+
+/** `use`, with `text` prepared as `explained` on the connection meanwhile (PREPARE, then DEALLOCATE). */
+export async function withPrepared<T> (connection: Connection, text: string, use: () => Promise<T>): Promise<T> {
+  await connection.executeQuery(CompiledQuery.raw(`PREPARE explained AS ${text}`))
+  try {
+    return await use()
+  } finally {
+    await connection.executeQuery(CompiledQuery.raw('DEALLOCATE explained'))
+  }
+}
+
+/**
+ * The statement prepared by withPrepared, run with these parameters under EXPLAIN
+ * (ANALYZE, with the clock read around every node unless `timing` is false) in a
+ * transaction rolled back: what it writes is gone afterwards.
+ */
+export async function explainPrepared (connection: Connection, parameters: readonly unknown[], { timing }: { timing: boolean }): Promise<ExplainedPlan> {
+  await connection.executeQuery(CompiledQuery.raw('BEGIN'))
+  try {
+    const options = timing ? 'ANALYZE, FORMAT JSON' : 'ANALYZE, TIMING FALSE, FORMAT JSON'
+    const { rows } = await connection.executeQuery<{ 'QUERY PLAN': ExplainedPlan[] | string }>(
+      CompiledQuery.raw(`EXPLAIN (${options}) EXECUTE explained(${parameters.map(sqlLiteral).join(', ')})`))
+    // pg parses the JSON; PGlite hands it over as text.
+    const plan = rows[0]!['QUERY PLAN']
+    return (typeof plan === 'string' ? JSON.parse(plan) as ExplainedPlan[] : plan)[0]!
+  } finally {
+    await connection.executeQuery(CompiledQuery.raw('ROLLBACK'))
+  }
 }

@@ -1,10 +1,11 @@
 // Reading EXPLAIN's plans for npm run bench:explain (bench/plan.ts): a plan's time
 // by kind of node, without the time of the nodes under each, a CTE Scan counting
-// nothing of its own; foreign-key checks apart from other triggers; and parameters
-// written as literals the database reads as the values pg binds.
+// nothing of its own; foreign-key checks apart from other triggers; parameters
+// written as literals the database reads as the values pg binds; and a prepared
+// statement explained with them runs, and what it wrote is rolled back.
 import t from 'tap'
 import { sql } from 'kysely'
-import { nodeLabel, sqlLiteral, summarizePlan, type ExplainedPlan } from '../../bench/plan.js'
+import { explainPrepared, nodeLabel, sqlLiteral, summarizePlan, withPrepared, type ExplainedPlan } from '../../bench/plan.js'
 import { createTestDatabase } from '../database.js'
 
 const plan: ExplainedPlan = {
@@ -75,4 +76,26 @@ t.test('parameters as literals: the database reads each as the value pg binds', 
   }
   t.equal(sqlLiteral(null), 'NULL')
   t.equal(sqlLiteral("a'b"), "'a''b'")
+})
+
+t.test('a prepared statement explained with parameters runs with them, and what it wrote is rolled back', async (t) => {
+  const { db, close } = await createTestDatabase()
+  t.teardown(close)
+  const name = "Explained 'once'"
+  const { plans, left } = await db.connection().execute(async (connection) => {
+    const plans = await withPrepared(connection, 'INSERT INTO companies (name) VALUES ($1) RETURNING id',
+      async () => [await explainPrepared(connection, [name], { timing: false }), await explainPrepared(connection, [name], { timing: true })])
+    // Prepared statements are the session's: asked on the same connection.
+    const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name = 'explained'`.execute(connection)
+    return { plans, left: rows }
+  })
+  for (const plan of plans) {
+    t.equal(nodeLabel(plan.Plan), 'Insert on companies')
+    t.equal((plan.Plan as { 'Actual Rows'?: number })['Actual Rows'], 1, 'it ran, inserting one row')
+    t.type(plan['Execution Time'], 'number')
+  }
+  t.equal((plans[1]!.Plan['Actual Total Time'] ?? 0) > 0, true, 'timed: each node has its time')
+  t.equal(plans[0]!.Plan['Actual Total Time'], undefined, 'untimed: no node has')
+  t.same(await db.selectFrom('companies').select('id').where('name', '=', name).execute(), [], 'nothing of it is left')
+  t.same(left, [], 'and the statement is deallocated')
 })

@@ -11,8 +11,7 @@
 // parameters the app sent.
 import t from 'tap'
 import { CompiledQuery, sql, type LogEvent } from 'kysely'
-import { sqlLiteral } from '../../bench/plan.js'
-import { PLAN_CACHE_MODE } from '../../src/db/statement-names.js'
+import { explainPrepared, withPrepared } from '../../bench/plan.js'
 import { shortId } from '../../src/ids.js'
 import { ifMatchTags } from '../../src/routes/projects/conditional.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
@@ -269,22 +268,12 @@ t.test('a description change reads its list\'s subscribers once to find whom of 
   const subscribed = await db.selectFrom('subscriptions').select(['person_id', 'type']).where('subscription_list_id', '=', list.id).where('type', '=', 'mentioned').execute()
   t.same(subscribed.map((s) => s.person_id).sort(), colleagues.slice(10, 12).map((p) => p.id).sort(), 'the two mentioned who were not subscribed are')
 
-  // The same statement with another text, planned generically as the server's are.
+  // The same statement with another text, prepared and so planned generically, as the server's are.
   const [statement] = sent
-  const plan = await db.connection().execute(async (connection) => {
-    await connection.executeQuery(CompiledQuery.raw(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`))
-    await connection.executeQuery(CompiledQuery.raw(`PREPARE described AS ${statement!.sql}`))
-    try {
-      const values = statement!.parameters.map((value) => value === doc('First') ? doc('Second') : value)
-      const { rows: [row] } = await connection.executeQuery<{ 'QUERY PLAN': unknown }>(
-        CompiledQuery.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE described(${values.map(sqlLiteral).join(', ')})`))
-      const raw = row!['QUERY PLAN']
-      return ((typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Json }>)[0]!.Plan
-    } finally {
-      await connection.executeQuery(CompiledQuery.raw('DEALLOCATE described'))
-      await connection.executeQuery(CompiledQuery.raw('RESET plan_cache_mode'))
-    }
-  })
+  const values = statement!.parameters.map((value) => value === doc('First') ? doc('Second') : value)
+  const explained = await db.connection().execute(async (connection) =>
+    await withPrepared(connection, statement!.sql, async () => await explainPrepared(connection, values, { timing: true })))
+  const plan = explained.Plan as unknown as Json
   const subscribing = nodes(plan).find((n) => n['Subplan Name'] === 'CTE new_subscriptions')
   if (subscribing === undefined) throw new Error('no CTE new_subscriptions in the plan')
   const reads = nodes(subscribing).filter((n) => n['Relation Name'] === 'subscriptions' && n['Node Type'] !== 'ModifyTable')
