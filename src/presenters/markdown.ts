@@ -370,9 +370,21 @@ const serializer = new MarkdownSerializer({
     state.renderList(node, ' '.repeat(width + 2), (i) => String(start + i).padStart(width, ' ') + '. ')
   },
   taskList (state, node) {
-    state.renderList(node, '  ', (i) => node.child(i).attrs.checked === true ? '- [x] ' : '- [ ] ')
+    state.renderList(node, '  ', (i) => {
+      const item = node.child(i)
+      return (item.attrs.checked === true ? '- [x]' : '- [ ]') + (opensWithParagraph(item) ? ' ' : '')
+    })
   },
-  listItem (state, node) {
+  listItem (state, node, parent) {
+    // A task's box is read as the start of its first paragraph: any other first block
+    // (a code fence, a heading, a list, a rule) would be read as text after it, so it
+    // starts after an empty line, within the item. The line is written at once (the
+    // serializer's own flushClose, not in its typings): a list would otherwise write
+    // only a line break, and a list starting at 2 does not interrupt a paragraph.
+    if (parent.type === schema.nodes.taskList && !opensWithParagraph(node)) {
+      state.closeBlock(node)
+      ;(state as unknown as { flushClose: (size: number) => void }).flushClose(2)
+    }
     state.renderContent(node)
   },
   text (state, node, parent, index) {
@@ -407,6 +419,10 @@ const serializer = new MarkdownSerializer({
     escape: false
   }
 }, { hardBreakNodeName: 'hardBreak', escapeExtraCharacters: /<|&(?=#?\w+;)/g })
+
+function opensWithParagraph (item: Node): boolean {
+  return item.firstChild?.type === schema.nodes.paragraph
+}
 
 function serialize (blocks: Node[]): string {
   if (blocks.length === 0) return ''

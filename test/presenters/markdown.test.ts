@@ -340,6 +340,41 @@ t.test('rich text: each construct', async (t) => {
   for (const [name, input, expected] of cases) t.equal(richTextMarkdown(input), expected, name)
 })
 
+t.test('rich text: a task that opens with something other than a paragraph keeps it', async (t) => {
+  // The box is read as the start of the item's first paragraph, so any other first
+  // block goes after an empty line: right after the box, a fence, a heading or a list
+  // starting at 5 would be read as the box's text, and a rule would underline it.
+  const task = (checked: boolean, ...content: J[]): J => ({ type: 'taskItem', attrs: { checked }, content })
+  const tasks = (...items: J[]): J => ({ type: 'taskList', content: items })
+  const fence = { type: 'codeBlock', content: [text('# not a heading')] }
+  t.equal(richTextMarkdown(doc(tasks(task(true, fence, p(text('then'))), task(false, p(text('next')))))),
+    '- [x]\n\n  ```\n  # not a heading\n  ```\n\n  then\n- [ ] next')
+  const firsts: Array<[string, J, string]> = [
+    ['a code block', fence, 'fence'],
+    ['a rule', { type: 'horizontalRule' }, 'hr'],
+    ['a heading', h(3, text('H')), 'heading_open'],
+    ['a list starting at 5', ol(5, li(p(text('five')))), 'ordered_list_open'],
+    ['a bullet list', ul(li(p(text('b')))), 'bullet_list_open'],
+    ['a blockquote', { type: 'blockquote', content: [p(text('q'))] }, 'blockquote_open'],
+    ['a task list', tasks(task(false, p(text('inner')))), 'bullet_list_open']
+  ]
+  for (const [name, first, token] of firsts) {
+    for (const outer of [(x: J) => x, (x: J): J => ({ type: 'blockquote', content: [x] })]) {
+      const tokens = md.parse(richTextMarkdown(doc(outer(tasks(task(false, first), task(true, p(text('last'))))))), {})
+      const item = tokens.findIndex((tk) => tk.type === 'list_item_open')
+      const box = tokens[item + 2]
+      t.equal(box?.type === 'inline' ? box.content : null, '[ ]', `${name}: the box is a paragraph of its own`)
+      t.ok(tokens.some((tk) => tk.type === token && tk.level > tokens[item]!.level), `${name}: read as itself, inside the item`)
+      t.notOk(tokens.some((tk) => tk.type === 'heading_open' && (tk.tag === 'h1' || tk.tag === 'h2')), `${name}: no section heading`)
+      t.equal(tokens.filter((tk) => tk.type === 'list_item_open' && tk.level === tokens[item]!.level).length, 2, `${name}: the list holds both tasks`)
+    }
+  }
+  // The case the section property found: a fence holding `#` inside a task list.
+  const found = JSON.stringify({ type: 'taskList', content: [{ type: 'codeBlock', content: [{ type: 'doc', text: '#' }] }] })
+  t.same(topHeadings(projectMarkdown({ ...websiteRedesign, description: found })),
+    ['Website Redesign 2.0', 'Description', 'Contributors', 'Timeframe', 'Key resources', 'Milestones', 'Last check-in'])
+})
+
 t.test('rich text: mentions', async (t) => {
   t.equal(richTextMarkdown(doc(p(text('Ask '), mention({ id: 'x', label: 'Carol' }), text('.')))), 'Ask @Carol.')
   t.equal(richTextMarkdown(doc(p(mention({ id: 'x' })))), '@someone', 'no label')
