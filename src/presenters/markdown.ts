@@ -14,7 +14,8 @@
 //
 // The serializer's escaping has gaps, closed here: text after a hard break is escaped
 // as the start of a line, as are indented markers (` - x`, `1) x`, `===`); `<` is
-// escaped so no HTML passes through, and `&` where it could start an entity; link
+// escaped so no HTML passes through, and `&` where it could start an entity; an
+// underscore is left bare only between ASCII letters or digits (`__a__` is not bold); link
 // targets lose whitespace, and schemes other than http, https and mailto; code fences
 // are longer than any backtick run inside them. Headings inside a section are pushed
 // below the section's own level, so no rich text can open a section of the project.
@@ -318,8 +319,23 @@ function escapeLineStart (escaped: string): string {
   return escaped.replace(/^[ \t]+/, '').replace(/^[#\-+=>]/, '\\$&').replace(/^(\d{1,9})([.)])/, '$1\\$2')
 }
 
+const ASCII_ALNUM = /^[A-Za-z0-9]$/
+
+/**
+ * Text escaped where it could be read as Markdown: the serializer's own `esc`, but
+ * for underscores, with `<` and `&` where it could start an entity. An underscore
+ * is left bare only between two ASCII letters or digits (`snake_case`), where
+ * CommonMark cannot read it as emphasis: `esc` left it bare between any two word
+ * characters, `_` among them, so `__a__` came out as `\__a_\_`, read as `_a_` in
+ * italics.
+ */
+function escapeText (text: string): string {
+  return text.replace(/[`*\\~[\]_<]|&(?=#?\w+;)/g, (c: string, at: number) =>
+    c === '_' && ASCII_ALNUM.test(text.charAt(at - 1)) && ASCII_ALNUM.test(text.charAt(at + 1)) ? c : '\\' + c)
+}
+
 function writeText (state: MarkdownSerializerState, text: string, atLineStart: boolean) {
-  const escaped = state.esc(text)
+  const escaped = escapeText(text)
   state.text(atLineStart ? escapeLineStart(escaped) : escaped, false)
 }
 
@@ -418,7 +434,7 @@ const serializer = new MarkdownSerializer({
     close: (_state, _mark, parent, index) => backticks(index > 0 ? parent.child(index - 1) : null, 'close'),
     escape: false
   }
-}, { hardBreakNodeName: 'hardBreak', escapeExtraCharacters: /<|&(?=#?\w+;)/g })
+}, { hardBreakNodeName: 'hardBreak' })
 
 function opensWithParagraph (item: Node): boolean {
   return item.firstChild?.type === schema.nodes.paragraph
