@@ -15,8 +15,10 @@
 // The serializer's escaping has gaps, closed here: text after a hard break is escaped
 // as the start of a line, as are indented markers (` - x`, `1) x`, `===`); `<` is
 // escaped so no HTML passes through, and `&` where it could start an entity; an
-// underscore is left bare only between ASCII letters or digits (`__a__` is not bold); link
-// targets lose whitespace, and schemes other than http, https and mailto; code fences
+// underscore is left bare only between ASCII letters or digits (`__a__` is not bold);
+// where emphasis meets punctuation, the character outside it is written as a
+// character reference so that the emphasis still opens and closes; link targets
+// lose whitespace, and schemes other than http, https and mailto; code fences
 // are longer than any backtick run inside them. Headings inside a section are pushed
 // below the section's own level, so no rich text can open a section of the project.
 import { MarkdownSerializer, type MarkdownSerializerState } from 'prosemirror-markdown'
@@ -334,9 +336,77 @@ function escapeText (text: string): string {
     c === '_' && ASCII_ALNUM.test(text.charAt(at - 1)) && ASCII_ALNUM.test(text.charAt(at + 1)) ? c : '\\' + c)
 }
 
-function writeText (state: MarkdownSerializerState, text: string, atLineStart: boolean) {
-  const escaped = escapeText(text)
-  state.text(atLineStart ? escapeLineStart(escaped) : escaped, false)
+/** Text escaped and written; `edges` says which of its ends to write as character references (edgesOf). */
+function writeText (state: MarkdownSerializerState, text: string, atLineStart: boolean, edges = NO_EDGES) {
+  const first = edges.first ? firstCharacter(text) : ''
+  const rest = text.slice(first.length)
+  const last = edges.last ? lastCharacter(rest) : ''
+  const middle = escapeText(rest.slice(0, rest.length - last.length))
+  const start = first !== '' ? characterReference(first) + middle : atLineStart ? escapeLineStart(middle) : middle
+  state.text(start + (last !== '' ? characterReference(last) : ''), false)
+}
+
+// Emphasis (`*`, `**`, `~~`) opens only where its delimiters follow a space or a
+// punctuation mark or precede a character that is neither, and closes only where
+// they follow one that is neither or precede a space or a punctuation mark
+// (CommonMark's flanking rules): `*#*1` and `a*#*` read as text with asterisks.
+// The character outside, next to the delimiters, is then written as a character
+// reference (`*#*&#x31;`), which reads as that character but counts as punctuation
+// where it stands.
+
+const NO_EDGES = { first: false, last: false }
+const EMPHASIS = new Set(['italic', 'bold', 'strike'])
+const SPACE = /^[\t\n\f\r \p{Zs}]$/u
+const PUNCTUATION = /^[\p{P}\p{S}]$/u
+const ASCII_PUNCTUATION = /^[!-\/:-@[-`{-~]$/
+
+/** The first code point of `text` (a pair of surrogates whole), or '' when it is empty. */
+const firstCharacter = (text: string) => text === '' ? '' : String.fromCodePoint(text.codePointAt(0)!)
+
+/** The last code point of `text` (a pair of surrogates whole), or '' when it is empty. */
+function lastCharacter (text: string): string {
+  const low = text.charCodeAt(text.length - 1)
+  const high = text.charCodeAt(text.length - 2)
+  return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff ? text.slice(-2) : text.slice(-1)
+}
+
+/** `&#x31;` for `1`; a lone surrogate has none (a reader makes it U+FFFD) and stays as it is. */
+function characterReference (c: string): string {
+  const code = c.codePointAt(0)!
+  return code >= 0xd800 && code <= 0xdfff ? c : `&#x${code.toString(16).toUpperCase()};`
+}
+
+/** Whether `c`, next to delimiters, keeps them from opening or closing when it is the one outside. */
+const blocksDelimiters = (c: string) => c !== '' && !SPACE.test(c) && !ASCII_PUNCTUATION.test(c)
+
+/**
+ * Which edges of a text node to write as character references: its first character
+ * when emphasis closes right before it after a punctuation mark, its last when
+ * emphasis opens right after it before one. Only between two text nodes that
+ * differ in nothing but emphasis: a link's brackets or a code span's backticks
+ * between them are punctuation already.
+ */
+function edgesOf (text: string, parent: Node, index: number): { first: boolean, last: boolean } {
+  const node = parent.child(index)
+  const before = index > 0 ? parent.child(index - 1) : null
+  const after = index + 1 < parent.childCount ? parent.child(index + 1) : null
+  const beforeText = before?.isText === true ? before.text ?? '' : ''
+  const afterText = after?.isText === true ? after.text ?? '' : ''
+  return {
+    first: before !== null && beforeText !== '' && onlyEmphasisDiffers(before, node) && closes(before, node) &&
+      PUNCTUATION.test(lastCharacter(beforeText)) && blocksDelimiters(firstCharacter(text)),
+    last: after !== null && afterText !== '' && onlyEmphasisDiffers(node, after) && opens(node, after) &&
+      PUNCTUATION.test(firstCharacter(afterText)) && blocksDelimiters(lastCharacter(text))
+  }
+}
+
+const emphasis = (node: Node) => node.marks.filter((m) => EMPHASIS.has(m.type.name))
+const closes = (a: Node, b: Node) => emphasis(a).some((m) => !m.isInSet(b.marks))
+const opens = (a: Node, b: Node) => emphasis(b).some((m) => !m.isInSet(a.marks))
+
+function onlyEmphasisDiffers (a: Node, b: Node): boolean {
+  const other = (node: Node) => node.marks.filter((m) => !EMPHASIS.has(m.type.name))
+  return a.isText && b.isText && Mark.sameSet(other(a), other(b))
 }
 
 function longestRun (text: string, min: number): number {
@@ -408,7 +478,8 @@ const serializer = new MarkdownSerializer({
     // break; marked text is preceded by the mark's opening, and a heading by its #s.
     const atLineStart = parent.type !== schema.nodes.heading && node.marks.length === 0 &&
       (index === 0 || parent.child(index - 1).type === schema.nodes.hardBreak)
-    writeText(state, node.text ?? '', atLineStart)
+    const text = node.text ?? ''
+    writeText(state, text, atLineStart, text === '' ? NO_EDGES : edgesOf(text, parent, index))
   },
   hardBreak (state) {
     // Never first, last or doubled in a block (trimLines).

@@ -375,6 +375,46 @@ t.test('rich text: a task that opens with something other than a paragraph keeps
     ['Website Redesign 2.0', 'Description', 'Contributors', 'Timeframe', 'Key resources', 'Milestones', 'Last check-in'])
 })
 
+t.test('rich text: emphasis next to punctuation still opens and closes', async (t) => {
+  // CommonMark's flanking rules: delimiters after a punctuation mark close only
+  // before a space or a punctuation mark, and open only after one when followed by
+  // one. The character outside is written as a reference, which counts as `&`.
+  const cases: Array<[string, J[], string, string]> = [
+    ['closing after #, before a digit', [text('#', italic), text('1')], '*#*&#x31;', '#'],
+    ['a colon in bold before a number', [text('Note:', bold), text('3 of 5')], '**Note:**&#x33; of 5', 'Note:'],
+    ['opening before (, after a letter', [text('a'), text('(b)', bold)], '&#x61;**(b)**', '(b)'],
+    ['an emoji outside', [text('😀'), text('!', italic)], '&#x1F600;*!*', '!'],
+    ['both edges', [text('x'), text('[y]', bold, italic), text('z')], '&#x78;***\\[y\\]***&#x7A;', '[y]'],
+    ['one character between two', [text('#', italic), text('1'), text('(', bold)], '*#*&#x31;**(**', '#('],
+    ['spaces need nothing', [text('a '), text('#', italic), text(' 1')], 'a *#* 1', '#'],
+    ['punctuation outside needs nothing', [text('('), text('#', italic), text(')')], '(*#*)', '#'],
+    ['letters inside need nothing', [text('a'), text('b', bold), text('c')], 'a**b**c', 'b']
+  ]
+  for (const [name, content, expected, emphasized] of cases) {
+    const markdown = richTextMarkdown(doc(p(...content)))
+    t.equal(markdown, expected, name)
+    t.same(readEmphasis(markdown), { read: content.map((c) => c.text).join(''), emphasized }, `${name}: reads back, emphasized`)
+  }
+})
+
+/** The text a CommonMark parser reads from one paragraph of text and emphasis, and the part of it emphasized; null when it finds anything else. */
+function readEmphasis (markdown: string): { read: string, emphasized: string } | null {
+  const tokens = md.parse(markdown, {})
+  if (tokens.length !== 3 || tokens[1]?.type !== 'inline') return null
+  let read = ''
+  let emphasized = ''
+  let depth = 0
+  for (const token of tokens[1].children ?? []) {
+    if (token.type === 'text') {
+      read += token.content
+      if (depth > 0) emphasized += token.content
+    } else if (token.type === 'em_open' || token.type === 'strong_open') depth++
+    else if (token.type === 'em_close' || token.type === 'strong_close') depth--
+    else return null
+  }
+  return { read, emphasized }
+}
+
 t.test('rich text: mentions', async (t) => {
   t.equal(richTextMarkdown(doc(p(text('Ask '), mention({ id: 'x', label: 'Carol' }), text('.')))), 'Ask @Carol.')
   t.equal(richTextMarkdown(doc(p(mention({ id: 'x' })))), '@someone', 'no label')
@@ -609,6 +649,16 @@ function paragraphText (markdown: string): string | null {
   }
   return out
 }
+
+t.test('property: an emphasized span reads back as emphasis, its text unchanged', async (t) => {
+  const piece = (minLength: number) => fc.string({ unit: fc.constantFrom(...[...'#*_`~[]()<>&!\\-+=.:;1aé😀']), minLength, maxLength: 5 })
+  fc.assert(fc.property(piece(0), piece(1), piece(0), fc.constantFrom([bold], [italic], [bold, italic]), (before, span, after, marks) => {
+    const content = [text(before), text(span, ...marks), text(after)].filter((node) => node.text !== '')
+    const read = readEmphasis(richTextMarkdown(doc(p(...content))))
+    return read !== null && read.read === before + span + after && read.emphasized === span
+  }), { numRuns: 3_000 * runs })
+  t.pass()
+})
 
 t.test('property: plain text reads back unchanged (escaping)', async (t) => {
   // What Markdown itself does to text: lines lose the spaces around them, empty lines
