@@ -390,24 +390,19 @@ function edgesOf (text: string, parent: Node, index: number): { first: boolean, 
   const node = parent.child(index)
   const before = index > 0 ? parent.child(index - 1) : null
   const after = index + 1 < parent.childCount ? parent.child(index + 1) : null
-  const beforeText = before?.isText === true ? before.text ?? '' : ''
-  const afterText = after?.isText === true ? after.text ?? '' : ''
   return {
-    first: before !== null && beforeText !== '' && onlyEmphasisDiffers(before, node) && closes(before, node) &&
-      PUNCTUATION.test(lastCharacter(beforeText)) && blocksDelimiters(firstCharacter(text)),
-    last: after !== null && afterText !== '' && onlyEmphasisDiffers(node, after) && opens(node, after) &&
-      PUNCTUATION.test(firstCharacter(afterText)) && blocksDelimiters(lastCharacter(text))
+    first: before?.isText === true && onlyEmphasisDiffers(before, node) && closes(before, node) &&
+      PUNCTUATION.test(lastCharacter(before.text ?? '')) && blocksDelimiters(firstCharacter(text)),
+    last: after?.isText === true && onlyEmphasisDiffers(node, after) && opens(node, after) &&
+      PUNCTUATION.test(firstCharacter(after.text ?? '')) && blocksDelimiters(lastCharacter(text))
   }
 }
 
 const emphasis = (node: Node) => node.marks.filter((m) => EMPHASIS.has(m.type.name))
 const closes = (a: Node, b: Node) => emphasis(a).some((m) => !m.isInSet(b.marks))
 const opens = (a: Node, b: Node) => emphasis(b).some((m) => !m.isInSet(a.marks))
-
-function onlyEmphasisDiffers (a: Node, b: Node): boolean {
-  const other = (node: Node) => node.marks.filter((m) => !EMPHASIS.has(m.type.name))
-  return a.isText && b.isText && Mark.sameSet(other(a), other(b))
-}
+const otherMarks = (node: Node) => node.marks.filter((m) => !EMPHASIS.has(m.type.name))
+const onlyEmphasisDiffers = (a: Node, b: Node) => Mark.sameSet(otherMarks(a), otherMarks(b))
 
 function longestRun (text: string, min: number): number {
   let longest = min
@@ -479,7 +474,7 @@ const serializer = new MarkdownSerializer({
     const atLineStart = parent.type !== schema.nodes.heading && node.marks.length === 0 &&
       (index === 0 || parent.child(index - 1).type === schema.nodes.hardBreak)
     const text = node.text ?? ''
-    writeText(state, text, atLineStart, text === '' ? NO_EDGES : edgesOf(text, parent, index))
+    writeText(state, text, atLineStart, edgesOf(text, parent, index))
   },
   hardBreak (state) {
     // Never first, last or doubled in a block (trimLines).
