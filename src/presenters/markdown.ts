@@ -357,6 +357,12 @@ function writeText (state: MarkdownSerializerState, text: string, atLineStart: b
 const NO_EDGES = { first: false, last: false }
 const EMPHASIS = new Set(['italic', 'bold', 'strike'])
 const SPACE = /^[\t\n\f\r \p{Zs}]$/u
+// Readers differ on which characters beyond ASCII are punctuation (CommonMark 0.31
+// counts symbols, \p{S}; earlier versions and markdown-it do not), so each test
+// takes the side that writes a reference whenever some reader needs one: a mark
+// inside counts as punctuation if any reader counts it, a character outside only
+// if it is ASCII punctuation, which every reader counts. A reference where none
+// was needed reads the same.
 const PUNCTUATION = /^[\p{P}\p{S}]$/u
 const ASCII_PUNCTUATION = /^[!-\/:-@[-`{-~]$/
 
