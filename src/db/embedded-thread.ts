@@ -5,13 +5,14 @@
 // that while a session has a transaction open only that session's statements run:
 // PGlite is a single PostgreSQL session, and a statement of another request must
 // not land inside someone else's transaction. Between statements, the thread
-// also does the upkeep autovacuum would (embedded-upkeep.ts), in the quiet
-// moments when it can: autovacuum works beside the statements, but here each
-// table's VACUUM or ANALYZE holds up every statement behind it.
+// also does the upkeep autovacuum and the checkpointer would (embedded-upkeep.ts),
+// in the quiet moments when it can: they work beside the statements, but here
+// each table's VACUUM or ANALYZE, and each checkpoint, holds up every statement
+// behind it.
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite'
 import type { FromThread, StatementResult, ThreadError, ThreadOptions, ToThread, UpkeepReport } from './embedded.js'
-import { naptimeMs, tablesDue, upkeepCommand, type UpkeepStep } from './embedded-upkeep.js'
+import { checkpointDue, naptimeMs, tablesDue, upkeepCommand, walEnd, type UpkeepStep } from './embedded-upkeep.js'
 import { PLAN_CACHE_MODE } from './statement-names.js'
 import { EMBEDDED_THREAD_NAME, nameThisThread } from './thread-name.js'
 
@@ -49,7 +50,7 @@ function describe (error: unknown): ThreadError {
 
 if (parentPort === null) throw new Error('embedded-thread.ts runs as a worker thread (embedded.ts starts it)')
 const port = parentPort
-const { dataDir, upkeepIntervalMs, upkeepQuietMs, upkeepMaxWaitMs } = workerData as ThreadOptions
+const { dataDir, settings, upkeepIntervalMs, upkeepQuietMs, upkeepMaxWaitMs } = workerData as ThreadOptions
 nameThisThread(EMBEDDED_THREAD_NAME)
 
 function send (message: FromThread): void {
@@ -64,7 +65,8 @@ function send (message: FromThread): void {
 async function openPGlite (): Promise<PGlite | null> {
   try {
     const pglite = await PGlite.create(dataDir ?? 'memory://', {
-      parsers: Object.fromEntries([DATE_OID, ...JSON_OIDS].map((oid) => [oid, asText]))
+      parsers: Object.fromEntries([DATE_OID, ...JSON_OIDS].map((oid) => [oid, asText])),
+      ...(settings.length > 0 ? { postgresqlconf: settings } : {})
     })
     // The session's setting, for the whole life of its one connection.
     await pglite.exec(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`)
@@ -99,7 +101,9 @@ if (opened === null) {
   port.close()
 } else {
   const intervalMs = upkeepIntervalMs ?? await naptimeMs(opened)
-  serve(opened, { intervalMs, quietMs: upkeepQuietMs ?? QUIET_MS, maxWaitMs: upkeepMaxWaitMs ?? intervalMs })
+  // Opening ends with a checkpoint (the one a clean close wrote, or the one that
+  // ends a crash's recovery): the log ends right after it.
+  serve(opened, { intervalMs, quietMs: upkeepQuietMs ?? QUIET_MS, maxWaitMs: upkeepMaxWaitMs ?? intervalMs }, await walEnd(opened))
 }
 
 /** What a statement sent once the database is closing gets, as from PostgreSQL shutting down (admin_shutdown). */
@@ -126,7 +130,7 @@ interface Rhythm {
   maxWaitMs: number
 }
 
-function serve (pglite: PGlite, { intervalMs, quietMs, maxWaitMs }: Rhythm): void {
+function serve (pglite: PGlite, { intervalMs, quietMs, maxWaitMs }: Rhythm, opened: string): void {
   const queue: Array<ToThread | UpkeepTurn> = []
   /** The session whose transaction is open: only its statements run until it ends. */
   let owner: number | null = null
@@ -135,11 +139,15 @@ function serve (pglite: PGlite, { intervalMs, quietMs, maxWaitMs }: Rhythm): voi
 
   /**
    * The pass of upkeep under way: the tables still due (null until they are looked
-   * up), who waits for its report (EmbeddedDatabase.upkeep), the report, and
-   * whether it waits for quiet moments (a pass the thread began itself, until it
-   * has waited `maxWaitMs`, since `begun`) or takes its turns between statements.
+   * up), whether a checkpoint is due after them (null until that is looked up,
+   * once the tables are done), who waits for its report (EmbeddedDatabase.upkeep),
+   * the report, and whether it waits for quiet moments (a pass the thread began
+   * itself, until it has waited `maxWaitMs`, since `begun`) or takes its turns
+   * between statements.
    */
-  let pass: { due: UpkeepStep[] | null, waiting: number[], report: UpkeepReport, quiet: boolean, begun: number } | null = null
+  let pass: { due: UpkeepStep[] | null, checkpoint: boolean | null, waiting: number[], report: UpkeepReport, quiet: boolean, begun: number } | null = null
+  /** Where the log ended right after the last checkpoint: a checkpoint on time is due only once something was written since. */
+  let checkpointedAt = opened
   /** Whether a statement has run since the last pass began: with none, none is due. */
   let used = false
   /** When the thread last received or finished a statement. */
@@ -154,7 +162,7 @@ function serve (pglite: PGlite, { intervalMs, quietMs, maxWaitMs }: Rhythm): voi
    */
   function beginPass (waiting?: number): void {
     if (pass === null) {
-      pass = { due: null, waiting: [], report: { vacuumed: [], analyzed: [], failed: [] }, quiet: waiting === undefined, begun: performance.now() }
+      pass = { due: null, checkpoint: null, waiting: [], report: { vacuumed: [], analyzed: [], failed: [], checkpointed: false }, quiet: waiting === undefined, begun: performance.now() }
       used = false
       nextTurn()
     } else if (waiting !== undefined && pass.quiet) {
@@ -201,34 +209,44 @@ function serve (pglite: PGlite, { intervalMs, quietMs, maxWaitMs }: Rhythm): voi
 
   /**
    * One step of the pass: the tables due are looked up, or the next one is
-   * vacuumed or analyzed. The statements that came meanwhile run before the next
-   * step: a request waits for one table's upkeep at most, never for a whole pass.
+   * vacuumed or analyzed, or, once they are done, a checkpoint made if one is due
+   * (after the tables: their VACUUMs write to the log too). The statements that
+   * came meanwhile run before the next step: a request waits for one table's
+   * upkeep or one checkpoint at most, never for a whole pass.
    */
   async function takeTurn (): Promise<void> {
     const current = pass!
-    if (current.due === null) {
-      try {
+    try {
+      if (current.due === null) {
         current.due = await tablesDue(pglite)
-      } catch (error) {
-        endPass({ ok: false, error: describe(error) })
-        return
+      } else if (current.due.length > 0) {
+        const step = current.due.shift()!
+        try {
+          await pglite.exec(upkeepCommand(step))
+          if (step.vacuum) current.report.vacuumed.push(step.table)
+          if (step.analyze) current.report.analyzed.push(step.table)
+        } catch (error) {
+          // Dropped meanwhile, say: the others are still due.
+          current.report.failed.push({ table: step.table, error: describe(error).message })
+        }
+      } else {
+        await pglite.exec('CHECKPOINT')
+        checkpointedAt = await walEnd(pglite)
+        current.report.checkpointed = true
+        current.checkpoint = false
       }
-    } else {
-      const step = current.due.shift()!
-      try {
-        await pglite.exec(upkeepCommand(step))
-        if (step.vacuum) current.report.vacuumed.push(step.table)
-        if (step.analyze) current.report.analyzed.push(step.table)
-      } catch (error) {
-        // Dropped meanwhile, say: the others are still due.
-        current.report.failed.push({ table: step.table, error: describe(error).message })
-      }
+      if (current.due.length === 0 && current.checkpoint === null) current.checkpoint = await checkpointDue(pglite, checkpointedAt)
+    } catch (error) {
+      endPass({ ok: false, error: describe(error) })
+      return
     }
-    if (current.due.length > 0) nextTurn()
+    if (current.due.length > 0 || current.checkpoint === true) nextTurn()
     else endPass({ ok: true })
   }
 
-  // Autovacuum's rhythm: a look every autovacuum_naptime, if anything ran since.
+  // Autovacuum's rhythm: a look every autovacuum_naptime, if anything ran since
+  // (the checkpointer looks more often, but a checkpoint is due only after
+  // minutes, or after hundreds of megabytes of log).
   const upkeepTimer = setInterval(() => {
     if (used && !closed) beginPass()
   }, intervalMs)

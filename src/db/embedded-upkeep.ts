@@ -2,11 +2,14 @@
 // single-user mode, which has no autovacuum: left alone, every update leaves the
 // row it replaced behind for good (a description change, its old text in the
 // TOAST table), tables and indexes only grow, the planner's statistics stay those
-// of the day the data was loaded, and old transaction ids are never frozen. The
-// database thread (embedded-thread.ts) does autovacuum's work itself, by
-// autovacuum's own rules and PostgreSQL's own settings for them; PGlite keeps the
-// cumulative statistics those rules read, as PostgreSQL does, for as long as the
-// process lives.
+// of the day the data was loaded, and old transaction ids are never frozen. Nor
+// has it a checkpointer, and a single-user backend never asks for a checkpoint
+// itself: the write-ahead log grows for as long as the database is open (past a
+// gigabyte in two minutes of description changes), and after a crash the next
+// start replays all of it. The database thread (embedded-thread.ts) does
+// autovacuum's and the checkpointer's work itself, by their own rules and
+// PostgreSQL's own settings for them; PGlite keeps the cumulative statistics
+// autovacuum's rules read, as PostgreSQL does, for as long as the process lives.
 import type { PGlite } from '@electric-sql/pglite'
 
 /** What one table is due for. */
@@ -74,4 +77,34 @@ export function upkeepCommand ({ table, vacuum, analyze }: UpkeepStep): string {
 export async function naptimeMs (pglite: PGlite): Promise<number> {
   const { rows } = await pglite.query<{ ms: number }>(`SELECT extract(epoch FROM current_setting('autovacuum_naptime')::interval)::float8 * 1000 AS ms`)
   return rows[0]?.ms ?? 60_000
+}
+
+// Whether a checkpoint is due, by the checkpointer's rules ("WAL Configuration"
+// in PostgreSQL's documentation), with its settings: once the log written since
+// the last checkpoint's redo point reaches max_wal_size ÷ (1 +
+// checkpoint_completion_target), in whole segments, at least one; or once
+// checkpoint_timeout has passed since the last checkpoint, if anything was
+// written since ($1: where the log ended right after it, as this process saw it;
+// null when it has not seen one). PostgreSQL's checkpointer spreads the writes
+// over the interval; a single-user backend writes them at once.
+const CHECKPOINT_DUE = `
+WITH settings AS (
+  SELECT pg_size_bytes(current_setting('wal_segment_size'))::float8 AS segment,
+    pg_size_bytes(current_setting('max_wal_size'))::float8 AS max_wal,
+    current_setting('checkpoint_completion_target')::float8 AS target,
+    current_setting('checkpoint_timeout')::interval AS timeout
+)
+SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), c.redo_lsn) >= greatest(floor(max_wal / segment / (1 + target)), 1) * segment
+    OR (now() - c.checkpoint_time >= timeout AND pg_current_wal_insert_lsn() IS DISTINCT FROM $1::pg_lsn) AS due,
+  pg_current_wal_insert_lsn()::text AS lsn
+FROM pg_control_checkpoint() c CROSS JOIN settings`
+
+/** Whether a checkpoint is due now; `since`: where the log ended right after the last one this process knows of. */
+export async function checkpointDue (pglite: PGlite, since: string | null): Promise<boolean> {
+  return (await pglite.query<{ due: boolean }>(CHECKPOINT_DUE, [since])).rows[0]?.due === true
+}
+
+/** Where the log ends now (after a checkpoint, the point a later one on time compares with). */
+export async function walEnd (pglite: PGlite): Promise<string> {
+  return (await pglite.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn
 }

@@ -34,6 +34,8 @@ export interface UpkeepTiming {
 export interface ThreadOptions extends UpkeepTiming {
   /** Where PGlite keeps its files; null keeps it in memory. */
   dataDir: string | null
+  /** Lines for postgresql.conf (tests: a smaller max_wal_size, say); none by default. */
+  settings: string[]
 }
 
 /** What one pass of the embedded database's upkeep did (embedded-thread.ts): tables by schema-qualified name. */
@@ -42,6 +44,8 @@ export interface UpkeepReport {
   analyzed: string[]
   /** Tables whose VACUUM or ANALYZE failed (dropped meanwhile, say), with why; the pass went on. */
   failed: Array<{ table: string, error: string }>
+  /** Whether it made a checkpoint (one was due, by the checkpointer's rules). */
+  checkpointed: boolean
 }
 
 /** A statement for the database thread; `session` tells whose transaction it belongs to. */
@@ -156,13 +160,14 @@ export class EmbeddedDatabase {
 
   /**
    * Locks `dataDir` (unless in memory), starts the thread and waits until PGlite is
-   * open. `timing` is for tests: when the thread does its upkeep on its own.
+   * open. `timing` is for tests: when the thread does its upkeep on its own, and
+   * PostgreSQL settings for its rules (postgresql.conf lines).
    */
-  static async open (dataDir: string | null, timing: Partial<UpkeepTiming> = {}): Promise<EmbeddedDatabase> {
+  static async open (dataDir: string | null, timing: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings'>> = {}): Promise<EmbeddedDatabase> {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {
-      worker = startThread({ dataDir, upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...timing })
+      worker = startThread({ dataDir, settings: [], upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...timing })
       await new Promise<void>((resolve, reject) => {
         const fail = (error: Error) => { cleanup(); reject(error) }
         const exit = (code: number) => fail(new Error(`the embedded database thread exited with code ${code} while starting`))

@@ -2,7 +2,7 @@
 // mode): its thread does autovacuum's work, by autovacuum's rules and settings
 // (src/db/embedded-upkeep.ts). Runs on PGlite whatever DATABASE_URL says.
 import t from 'tap'
-import { EmbeddedDatabase, type UpkeepReport, type UpkeepTiming } from '../../src/db/embedded.js'
+import { EmbeddedDatabase, type ThreadOptions, type UpkeepReport, type UpkeepTiming } from '../../src/db/embedded.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -13,8 +13,8 @@ interface TableStats {
   last_analyze: string | null
 }
 
-/** An embedded database in memory whose thread does its upkeep on its own by `timing` (by default only when asked). */
-async function open (t: Tap, timing: Partial<UpkeepTiming> = { upkeepIntervalMs: 3_600_000 }): Promise<EmbeddedDatabase> {
+/** An embedded database in memory whose thread does its upkeep on its own by `timing` (by default only when asked), with PostgreSQL `settings`. */
+async function open (t: Tap, timing: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings'>> = { upkeepIntervalMs: 3_600_000 }): Promise<EmbeddedDatabase> {
   const database = await EmbeddedDatabase.open(null, timing)
   t.teardown(() => database.close())
   return database
@@ -216,4 +216,76 @@ t.test('a pass asked for once the database is closed fails as a statement would'
   const database = await EmbeddedDatabase.open(null, { upkeepIntervalMs: 3_600_000 })
   await database.close()
   await t.rejects(database.upkeep(), { code: '57P01' })
+})
+
+// PostgreSQL in single-user mode never checkpoints on its own: the thread does the
+// checkpointer's work by its rules (src/db/embedded-upkeep.ts).
+
+/** The log written since the last checkpoint's redo point, in bytes, and that point. */
+async function sinceCheckpoint (database: EmbeddedDatabase): Promise<{ bytes: number, redo: string }> {
+  const [row] = await run(database, `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS bytes, redo_lsn::text AS redo
+    FROM pg_control_checkpoint()`)
+  return row as { bytes: number, redo: string }
+}
+
+/** About 26 MB of log: 100,000 rows of 200 bytes, inserted in a statement of their own (not in the transaction that made the table). */
+async function writeLog (database: EmbeddedDatabase): Promise<void> {
+  await run(database, 'CREATE TABLE IF NOT EXISTS logged (id int, pad text)')
+  await run(database, `INSERT INTO logged SELECT g, repeat('x', 200) FROM generate_series(1, 100000) g`)
+}
+
+t.test('a checkpoint is made once the log since the last one reaches max_wal_size ÷ (1 + checkpoint_completion_target), and not before', async (t) => {
+  // 32 MB: two segments of 16 MB, so that one segment of log (16 MB) calls for a checkpoint.
+  const small = await open(t, { upkeepIntervalMs: 3_600_000, settings: ['max_wal_size = 32MB'] })
+  await run(small, 'CREATE TABLE few AS SELECT 1 AS one')
+  const before = await sinceCheckpoint(small)
+  t.equal((await small.upkeep()).checkpointed, false, 'a little log: no checkpoint')
+  t.equal((await sinceCheckpoint(small)).redo, before.redo, 'the redo point is where it was')
+
+  await writeLog(small)
+  const written = await sinceCheckpoint(small)
+  t.ok(written.bytes > 16 * 1024 * 1024, `more than a segment written since the last checkpoint (${written.bytes} bytes)`)
+  t.equal((await small.upkeep()).checkpointed, true, 'a segment of log: a checkpoint')
+  const after = await sinceCheckpoint(small)
+  t.not(after.redo, written.redo, 'the redo point moved')
+  t.ok(after.bytes < 1024 * 1024, `the log since the checkpoint is short (${after.bytes} bytes)`)
+  t.equal((await small.upkeep()).checkpointed, false, 'the next pass finds none due')
+
+  // PostgreSQL's default, 1 GB: the same log is far from due.
+  const usual = await open(t, { upkeepIntervalMs: 3_600_000 })
+  await writeLog(usual)
+  const usualBefore = await sinceCheckpoint(usual)
+  t.equal((await usual.upkeep()).checkpointed, false, 'with max_wal_size at 1 GB, 26 MB of log is not enough')
+  t.equal((await sinceCheckpoint(usual)).redo, usualBefore.redo)
+})
+
+t.test('a checkpoint is made once checkpoint_timeout has passed, when something was written since the last one', async (t) => {
+  t.setTimeout(120_000)
+  // 30 s, the least PostgreSQL allows. Two databases wait at once: one written to, one not.
+  const settings = ['checkpoint_timeout = 30s']
+  const written = await open(t, { upkeepIntervalMs: 3_600_000, settings })
+  const idle = await open(t, { upkeepIntervalMs: 3_600_000, settings })
+  await run(written, 'CREATE TABLE few AS SELECT 1 AS one')
+  t.equal((await written.upkeep()).checkpointed, false, 'written to, but the last checkpoint is recent')
+  await run(idle, 'SELECT 1')
+  await sleep(31_000)
+  const before = await sinceCheckpoint(written)
+  t.equal((await written.upkeep()).checkpointed, true, 'written to, and 30 s since the last checkpoint: a checkpoint')
+  t.not((await sinceCheckpoint(written)).redo, before.redo, 'the redo point moved')
+  const idleBefore = await sinceCheckpoint(idle)
+  t.equal((await idle.upkeep()).checkpointed, false, 'nothing written since the last checkpoint: none, however long ago')
+  t.equal((await sinceCheckpoint(idle)).redo, idleBefore.redo)
+})
+
+t.test('the thread makes a checkpoint on its own once one is due', async (t) => {
+  const database = await open(t, { upkeepIntervalMs: 100, upkeepQuietMs: 20, settings: ['max_wal_size = 32MB'] })
+  await writeLog(database)
+  const written = await sinceCheckpoint(database)
+  t.ok(written.bytes > 16 * 1024 * 1024)
+  let now = written
+  for (const start = Date.now(); Date.now() - start < 10_000 && now.redo === written.redo;) {
+    await sleep(100)
+    now = await sinceCheckpoint(database)
+  }
+  t.not(now.redo, written.redo, 'the redo point moved without a pass being asked for')
 })
