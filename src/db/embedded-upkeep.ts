@@ -5,7 +5,7 @@
 // of the day the data was loaded, and old transaction ids are never frozen. Nor
 // has it a checkpointer, and a single-user backend never asks for a checkpoint
 // itself: the write-ahead log grows for as long as the database is open (past a
-// gigabyte in two minutes of description changes), and after a crash the next
+// gigabyte in 150 s of description changes), and after a crash the next
 // start replays all of it. The database thread (embedded-thread.ts) does
 // autovacuum's and the checkpointer's work itself, by their own rules and
 // PostgreSQL's own settings for them; PGlite keeps the cumulative statistics
