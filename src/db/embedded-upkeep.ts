@@ -84,9 +84,9 @@ export async function naptimeMs (pglite: PGlite): Promise<number> {
 // the last checkpoint's redo point reaches max_wal_size ÷ (1 +
 // checkpoint_completion_target), in whole segments, at least one; or once
 // checkpoint_timeout has passed since the last checkpoint, if anything was
-// written since ($1: where the log ended right after it, as this process saw it;
-// null when it has not seen one). PostgreSQL's checkpointer spreads the writes
-// over the interval; a single-user backend writes them at once.
+// written since ($1: where the log ended right after it, as this process saw it).
+// PostgreSQL's checkpointer spreads the writes over the interval; a single-user
+// backend writes them at once.
 const CHECKPOINT_DUE = `
 WITH settings AS (
   SELECT pg_size_bytes(current_setting('wal_segment_size'))::float8 AS segment,
@@ -95,12 +95,11 @@ WITH settings AS (
     current_setting('checkpoint_timeout')::interval AS timeout
 )
 SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), c.redo_lsn) >= greatest(floor(max_wal / segment / (1 + target)), 1) * segment
-    OR (now() - c.checkpoint_time >= timeout AND pg_current_wal_insert_lsn() IS DISTINCT FROM $1::pg_lsn) AS due,
-  pg_current_wal_insert_lsn()::text AS lsn
+    OR (now() - c.checkpoint_time >= timeout AND pg_current_wal_insert_lsn() <> $1::pg_lsn) AS due
 FROM pg_control_checkpoint() c CROSS JOIN settings`
 
 /** Whether a checkpoint is due now; `since`: where the log ended right after the last one this process knows of. */
-export async function checkpointDue (pglite: PGlite, since: string | null): Promise<boolean> {
+export async function checkpointDue (pglite: PGlite, since: string): Promise<boolean> {
   return (await pglite.query<{ due: boolean }>(CHECKPOINT_DUE, [since])).rows[0]?.due === true
 }
 

@@ -160,14 +160,14 @@ export class EmbeddedDatabase {
 
   /**
    * Locks `dataDir` (unless in memory), starts the thread and waits until PGlite is
-   * open. `timing` is for tests: when the thread does its upkeep on its own, and
-   * PostgreSQL settings for its rules (postgresql.conf lines).
+   * open. `forTests`: when the thread does its upkeep on its own, and PostgreSQL
+   * settings for its rules (postgresql.conf lines).
    */
-  static async open (dataDir: string | null, timing: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings'>> = {}): Promise<EmbeddedDatabase> {
+  static async open (dataDir: string | null, forTests: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings'>> = {}): Promise<EmbeddedDatabase> {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {
-      worker = startThread({ dataDir, settings: [], upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...timing })
+      worker = startThread({ dataDir, settings: [], upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...forTests })
       await new Promise<void>((resolve, reject) => {
         const fail = (error: Error) => { cleanup(); reject(error) }
         const exit = (code: number) => fail(new Error(`the embedded database thread exited with code ${code} while starting`))

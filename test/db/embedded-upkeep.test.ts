@@ -1,6 +1,6 @@
-// The embedded database has no autovacuum (PGlite is PostgreSQL in single-user
-// mode): its thread does autovacuum's work, by autovacuum's rules and settings
-// (src/db/embedded-upkeep.ts). Runs on PGlite whatever DATABASE_URL says.
+// The embedded database has neither autovacuum nor a checkpointer (PGlite is
+// PostgreSQL in single-user mode): its thread does their work, by their rules and
+// settings (src/db/embedded-upkeep.ts). Runs on PGlite whatever DATABASE_URL says.
 import t from 'tap'
 import { EmbeddedDatabase, type ThreadOptions, type UpkeepReport, type UpkeepTiming } from '../../src/db/embedded.js'
 
