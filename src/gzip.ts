@@ -1,7 +1,7 @@
 // gzip (RFC 1952) answers made from pieces compressed one by one: a kept part of
-// an answer (a project's shared bytes, a page of notifications) is compressed once
-// and sent compressed to every reader that accepts gzip, beside the few bytes
-// written for this request. Each piece is raw DEFLATE (RFC 1951) ending with a sync
+// an answer (a project's shared bytes, a page of notifications) is compressed once,
+// as it is kept, and sent compressed to every reader that accepts gzip, beside the
+// few bytes written for this request (inflated for one that does not). Each piece is raw DEFLATE (RFC 1951) ending with a sync
 // flush: non-final blocks that end on a byte, referring to nothing before them, so
 // pieces in any order make one valid stream. The member's CRC-32 is its pieces'
 // CRCs combined (zlib's crc32_combine), never a pass over the whole answer.
@@ -16,6 +16,8 @@ import zlib from 'node:zlib'
  */
 export interface Deflated {
   readonly data: Buffer
+  /** What the piece holds in memory: its blocks' bytes. */
+  readonly byteLength: number
   readonly crc: number
   readonly length: number
   readonly shift: number
@@ -97,7 +99,7 @@ export function crc32Combine (crcA: number, crcB: number, lengthB: number): numb
 
 /** A piece of `bytes` whose blocks are `data`. */
 function piece (data: Buffer, bytes: Buffer): Deflated {
-  return { data, crc: crc32(bytes), length: bytes.length, shift: xPowerModP(bytes.length, 3) }
+  return { data, byteLength: data.length, crc: crc32(bytes), length: bytes.length, shift: xPowerModP(bytes.length, 3) }
 }
 
 /**
@@ -152,6 +154,21 @@ export function gzipMember (pieces: readonly Deflated[]): Buffer[] {
   trailer.writeUInt32LE(length % 0x100000000, 4)
   parts.push(LAST_BLOCK, trailer)
   return parts
+}
+
+/**
+ * The bytes `pieces` hold, in order, decompressed in one pass: what a client that
+ * does not accept gzip is sent of kept pieces. Their blocks refer to nothing before
+ * them, so they inflate as one stream once a last block ends it.
+ */
+export function inflated (pieces: readonly Deflated[]): Buffer {
+  let length = 0
+  for (const piece of pieces) length += piece.length
+  // One output chunk a little longer than the known length, never a concatenation of
+  // zlib's 16 KiB ones (a chunk filled to its end would make zlib allocate another).
+  const bytes = zlib.inflateRawSync(Buffer.concat([...pieces.map((piece) => piece.data), LAST_BLOCK]), { chunkSize: length + 64 })
+  if (bytes.length !== length) throw new Error(`kept pieces inflated to ${bytes.length} bytes, not the ${length} they hold`)
+  return bytes
 }
 
 // An element of Accept-Encoding: a coding (or `*`), then parameters, q among them.

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { spawnSync } from 'node:child_process'
 import zlib from 'node:zlib'
 import t from 'tap'
-import { acceptsGzip, crc32, crc32Combine, deflated, gzipMember, stored } from '../src/gzip.js'
+import { acceptsGzip, crc32, crc32Combine, deflated, gzipMember, inflated, stored } from '../src/gzip.js'
 
 /** The CRC-32 zlib writes in a gzip member's trailer. */
 const zlibCrc = (bytes: Buffer) => { const member = zlib.gzipSync(bytes); return member.readUInt32LE(member.length - 8) }
@@ -52,6 +52,21 @@ t.test('pieces compressed at any level or stored, in any order, make one member 
   t.equal(piece.data.buffer.byteLength, piece.data.length, 'a piece holds its own bytes, not a view of a larger chunk')
   t.equal(piece.crc, zlibCrc(json))
   t.equal(piece.length, json.length)
+  t.equal(piece.byteLength, piece.data.length, 'what it holds: its blocks')
+})
+
+t.test('inflated gives the bytes of pieces compressed at any level or stored, in order, in one buffer', async (t) => {
+  const big = randomBytes(200_000)
+  const parts = [json.subarray(0, 5000), Buffer.from('{"glue":'), big, Buffer.alloc(0), json.subarray(5000), Buffer.from('}')]
+  const makers = [(b: Buffer) => deflated(b, 6), (b: Buffer) => deflated(b, 1), stored]
+  for (let m = 0; m < makers.length; m++) {
+    const bytes = inflated(parts.map((part, i) => makers[(i + m) % makers.length]!(part)))
+    t.ok(bytes.equals(Buffer.concat(parts)), `makers from ${m}: the bytes in order`)
+  }
+  t.equal(inflated([]).length, 0, 'no piece: no bytes')
+  t.equal(inflated([deflated(json, 6)]).toString(), json.toString(), 'one piece')
+  // A piece whose blocks do not hold what it says is a bug, not an answer.
+  t.throws(() => inflated([{ ...deflated(json, 6), length: json.length + 1 }]), /inflated to/)
 })
 
 t.test('acceptsGzip reads Accept-Encoding as RFC 9110 §12.5.3 does', async (t) => {

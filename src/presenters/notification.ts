@@ -1,7 +1,8 @@
 // A person's notification as notifications/list shows it: SPEC's Notification, with
 // the project (its current name, in the API's id form) and the author it is about.
 import { parseNotifications, type NotificationPage, type NotificationRow } from '../db/notifications.js'
-import { answerKey, heldAt, heldVersion, keptPiece, type AnswerCache, type RecentVersions } from '../plugins/answers.js'
+import { answerKey, heldAt, heldVersion, keep, type AnswerCache, type AnswerPart, type RecentVersions } from '../plugins/answers.js'
+import type { Deflated } from '../gzip.js'
 import type { Actor } from '../db/caller.js'
 import { writeNotificationPage } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
@@ -61,29 +62,30 @@ export function inboxScope (actor: Actor, page: { limit: number, offset: number 
 }
 
 /** The page of `scope` this server holds written, at the version it last showed, by version. */
-export function heldPages (answers: AnswerCache, recent: RecentVersions, scope: string): Map<string, Buffer> {
-  return heldAt<Buffer>(answers, recent, scope, pageVersionKey)
+export function heldPages (answers: AnswerCache, recent: RecentVersions, scope: string): Map<string, Deflated> {
+  return heldAt<Deflated>(answers, recent, scope, pageVersionKey)
 }
 
 /**
  * notifications/list's answer for a page: the bytes `held` at the version the
  * statement confirmed, or written before at the page's version (or from the same
- * text, for a page without one), else written now and kept (plugins/answers.ts).
+ * text, for a page without one), else written now and kept, compressed
+ * (plugins/answers.ts).
  */
-export function notificationPageAnswer (answers: AnswerCache, page: NotificationPage, held: ReadonlyMap<string, Buffer>): Buffer {
+export function notificationPageAnswer (answers: AnswerCache, page: NotificationPage, held: ReadonlyMap<string, Deflated>): AnswerPart[] {
   if (page.kept) {
     const kept = heldVersion(held, page.version, 'a page of notifications')
     // Counted and made recent as a hit.
     answers.get(pageVersionKey(page.version!))
-    return kept
+    return [kept]
   }
   const key = page.version === null ? answerKey('notifications', page.items!) : pageVersionKey(page.version)
-  let answer = answers.get<Buffer>(key)
-  if (answer === undefined) {
-    answer = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))
-    answers.set(key, answer)
-    // Kept (unless too large), as this very Buffer: sent compressed once to those who accept gzip (keptPiece).
-    if (answers.peek(key) === answer) keptPiece(answer)
-  }
-  return answer
+  const kept = answers.get<Deflated>(key)
+  if (kept !== undefined) return [kept]
+  const written = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))
+  // A page too large to keep (answers.set: a sixteenth of the bound) is not compressed for nothing.
+  if (written.length > answers.maxBytes / 16) return [written]
+  const keeping = keep(written)
+  answers.set(key, keeping)
+  return [keeping]
 }

@@ -9,7 +9,8 @@ import { ACCESS } from '../db/access.js'
 import type { ListedProject } from '../db/project-list.js'
 import type { ChangedProject } from '../db/project-mutations.js'
 import { childrenVersionOf, cutChildren, cutProject, parseProject, readerPart, type KeptColumn, type PersonRow, type ProjectText, type ProjectView, type ReaderPart, type VersionedProject } from '../db/project-aggregate.js'
-import { answerKey, heldAt, heldVersion, keptPiece, type AnswerCache, type Kept, type RecentVersions } from '../plugins/answers.js'
+import { answerKey, heldAt, heldVersion, keep, type AnswerCache, type AnswerPart, type RecentVersions } from '../plugins/answers.js'
+import type { Deflated } from '../gzip.js'
 import { AFTER_READER_FIELDS, PROJECT_RUNS, READER_FIELDS, writeProject, writeReaderFields, type ChildrenField } from '../schemas/serializer.js'
 import { shortId, sluggedId } from '../ids.js'
 import type { Notification, Person, Project } from '../schemas/projects.js'
@@ -422,20 +423,21 @@ const TRUE = Buffer.from('true')
 const FALSE = Buffer.from('false')
 
 /**
- * A project as the schema writes it for one reader, kept for all of them (plugins/answers.ts):
- * the reader's own fields are written anew and put in their places in these bytes.
+ * A project as the schema writes it for one reader, kept for all of them, compressed
+ * (plugins/answers.ts): the reader's own fields are written anew and put in their
+ * places between its pieces.
  */
 export class KeptProject {
-  /** The bytes before is_pinned's value, between it and READER_FIELDS', and after them, each kept as this view (keptPiece). */
-  private readonly head: Buffer
-  private readonly middle: Buffer
-  private readonly tail: Buffer
+  /** The bytes before is_pinned's value, between it and READER_FIELDS', and after them, each compressed (keep). */
+  private readonly head: Deflated
+  private readonly middle: Deflated
+  private readonly tail: Deflated
 
   private constructor (bytes: Buffer, pinnedAt: number, pinnedEnd: number, ownAt: number, ownEnd: number) {
-    this.head = keptPiece(bytes.subarray(0, pinnedAt))
-    this.middle = keptPiece(bytes.subarray(pinnedEnd, ownAt))
-    this.tail = keptPiece(bytes.subarray(ownEnd))
-    this.byteLength = bytes.length
+    this.head = keep(bytes.subarray(0, pinnedAt))
+    this.middle = keep(bytes.subarray(pinnedEnd, ownAt))
+    this.tail = keep(bytes.subarray(ownEnd))
+    this.byteLength = this.head.byteLength + this.middle.byteLength + this.tail.byteLength
   }
 
   readonly byteLength: number
@@ -452,8 +454,8 @@ export class KeptProject {
     return new KeptProject(bytes, pinnedAt, pinnedEnd, own + FIRST_READER_FIELD.length, ownEnd)
   }
 
-  /** The project as written for a reader: its bytes, with theirs. */
-  for (reader: ReaderPart): Buffer[] {
+  /** The project as written for a reader: its pieces, with their bytes between them. */
+  for (reader: ReaderPart): AnswerPart[] {
     return [this.head, reader.is_pinned === true ? TRUE : FALSE, this.middle, readerFields(reader), this.tail]
   }
 }
@@ -472,28 +474,27 @@ function readerFields (reader: ReaderPart): Buffer {
 }
 
 /**
- * A read project as its schema writes it, in pieces: from the bytes kept for the
+ * A read project as its schema writes it, in parts: from the pieces kept for the
  * part of its text that every reader shares, with the reader's own fields, else
  * written now and kept (plugins/answers.ts): under `keptUnder` when given (its
  * version's key), else under the digest of that text; its children taken by
  * `childrenVersion` when given. `seen` is shared by the projects of one answer.
- * `kept` is what is kept of it, when it can be.
  */
-function projectBytes (answers: AnswerCache, read: ProjectText, { seen, keptUnder, childrenVersion }: { seen?: PeopleSeen, keptUnder?: string, childrenVersion?: string | null } = {}): { parts: Buffer[], kept?: KeptProject } {
+function projectBytes (answers: AnswerCache, read: ProjectText, { seen, keptUnder, childrenVersion }: { seen?: PeopleSeen, keptUnder?: string, childrenVersion?: string | null } = {}): AnswerPart[] {
   const cut = cutProject(read)
   const key = cut === null ? undefined : keptUnder ?? answerKey('project', cut.shared)
   const kept = key === undefined ? undefined : answers.get<KeptProject>(key)
-  if (kept !== undefined) return { parts: kept.for(cut!.reader()), kept }
+  if (kept !== undefined) return kept.for(cut!.reader())
   // Its children's fields are taken from those a change kept, when there: the whole
   // project kept below holds them, so they are not kept (or made recent) again.
   const bytes = writtenProject(answers, read, { change: false, seen, childrenVersion })
-  const keeping = key === undefined ? undefined : KeptProject.of(bytes)
-  if (keeping === undefined) return { parts: [bytes] }
+  // A project too large to keep (answers.set: a sixteenth of the bound, here before
+  // it is compressed for nothing) is written for this request alone.
+  const keeping = key === undefined || bytes.length > answers.maxBytes / 16 ? undefined : KeptProject.of(bytes)
+  if (keeping === undefined) return [bytes]
   answers.set(key!, keeping)
-  // Too large to keep: written for this request alone, not compressed as a kept piece.
-  if (answers.peek(key!) !== keeping) return { parts: [bytes] }
-  // The same bytes, as the pieces that a page sent gzip-compressed compresses once (plugins/answers.ts).
-  return { parts: keeping.for(cut!.reader()), kept: keeping }
+  // The same bytes, as the pieces just compressed: a page sent gzip-compressed sends them as they are.
+  return keeping.for(cut!.reader())
 }
 
 const ANSWER_OPEN_BYTES = Buffer.from(ANSWER_OPEN)
@@ -504,8 +505,8 @@ const ANSWER_CLOSE_BYTES = Buffer.from(ANSWER_CLOSE)
  * can be. A project the database sent as its reader's part alone is written from
  * `held` (heldProjects); every other is kept under its version.
  */
-export function projectAnswer (answers: AnswerCache, read: VersionedProject, held: ReadonlyMap<string, KeptProject>): Buffer {
-  return Buffer.concat([ANSWER_OPEN_BYTES, ...versionedProjectBytes(answers, read, held), ANSWER_CLOSE_BYTES])
+export function projectAnswer (answers: AnswerCache, read: VersionedProject, held: ReadonlyMap<string, KeptProject>): AnswerPart[] {
+  return [ANSWER_OPEN_BYTES, ...versionedProjectBytes(answers, read, held), ANSWER_CLOSE_BYTES]
 }
 
 // projects/list's answer as its schema writes it (`{"projects":[…],"next_cursor":…}`).
@@ -533,9 +534,9 @@ export function heldProjects (answers: AnswerCache, recent: RecentVersions, scop
  * reader's part alone is written from `held`; every other is kept under its
  * version too, for the next request for the page.
  */
-export function projectPageAnswer (answers: AnswerCache, page: readonly ListedProject[], nextCursor: string | null, held: ReadonlyMap<string, KeptProject>): Buffer[] {
+export function projectPageAnswer (answers: AnswerCache, page: readonly ListedProject[], nextCursor: string | null, held: ReadonlyMap<string, KeptProject>): AnswerPart[] {
   const seen: PeopleSeen = new Map()
-  const parts: Buffer[] = [PAGE_OPEN]
+  const parts: AnswerPart[] = [PAGE_OPEN]
   page.forEach((read, i) => {
     if (i > 0) parts.push(COMMA)
     parts.push(...versionedProjectBytes(answers, read, held, seen))
@@ -545,11 +546,11 @@ export function projectPageAnswer (answers: AnswerCache, page: readonly ListedPr
 }
 
 /**
- * A read project as its schema writes it, in pieces: from `held` when the database
+ * A read project as its schema writes it, in parts: from `held` when the database
  * sent its reader's part alone, else as projectBytes writes it, kept under its
  * version for the next request that may tell the database it holds it.
  */
-function versionedProjectBytes (answers: AnswerCache, read: VersionedProject, held: ReadonlyMap<string, KeptProject>, seen?: PeopleSeen): Buffer[] {
+function versionedProjectBytes (answers: AnswerCache, read: VersionedProject, held: ReadonlyMap<string, KeptProject>, seen?: PeopleSeen): AnswerPart[] {
   if (read.kept) {
     const kept = heldVersion(held, read.version, 'a project\'s shared part')
     // Counted as a hit, and made recent, like any answer written from memory.
@@ -559,5 +560,5 @@ function versionedProjectBytes (answers: AnswerCache, read: VersionedProject, he
   // Kept under its version, which names the shared text as its digest would, so that
   // a page and a read share one entry whether the database sent the project whole
   // or not; under the digest when the statement could not tell the version.
-  return projectBytes(answers, read, { seen, keptUnder: read.version === null ? undefined : versionKey(read.version), childrenVersion: childrenVersionOf(read.version) }).parts
+  return projectBytes(answers, read, { seen, keptUnder: read.version === null ? undefined : versionKey(read.version), childrenVersion: childrenVersionOf(read.version) })
 }
