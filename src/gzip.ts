@@ -119,6 +119,11 @@ const STORED_MAX = 0xffff
 
 /** `bytes` as non-final stored blocks, not compressed: a five-byte header before each 64 KiB. */
 export function stored (bytes: Buffer): Deflated {
+  return piece(storedBlocks(bytes), bytes)
+}
+
+/** The blocks of stored(`bytes`), without the CRC a gzip member needs. */
+function storedBlocks (bytes: Buffer): Buffer {
   const blocks = Math.max(1, Math.ceil(bytes.length / STORED_MAX))
   const data = Buffer.allocUnsafe(bytes.length + 5 * blocks)
   let at = 0
@@ -130,7 +135,7 @@ export function stored (bytes: Buffer): Deflated {
     bytes.copy(data, at + 5, from, from + length)
     at += 5 + length
   }
-  return piece(data, bytes)
+  return data
 }
 
 // The member's header: no name, no time, no extra fields; OS unknown (RFC 1952 §2.3).
@@ -157,16 +162,23 @@ export function gzipMember (pieces: readonly Deflated[]): Buffer[] {
 }
 
 /**
- * The bytes `pieces` hold, in order, decompressed in one pass: what a client that
- * does not accept gzip is sent of kept pieces. Their blocks refer to nothing before
- * them, so they inflate as one stream once a last block ends it.
+ * The bytes `parts` hold, in order, in one buffer: pieces decompressed, bytes as
+ * they are (in stored blocks), in one pass: what a client that does not accept gzip
+ * is sent of an answer with kept pieces. Blocks refer to nothing before them, so
+ * they inflate as one stream once a last block ends it.
  */
-export function inflated (pieces: readonly Deflated[]): Buffer {
+export function inflated (parts: ReadonlyArray<Buffer | Deflated>): Buffer {
   let length = 0
-  for (const piece of pieces) length += piece.length
+  const blocks: Buffer[] = []
+  for (const part of parts) {
+    // A piece's length is the bytes it holds, as a Buffer's is.
+    length += part.length
+    blocks.push(Buffer.isBuffer(part) ? storedBlocks(part) : part.data)
+  }
+  blocks.push(LAST_BLOCK)
   // One output chunk a little longer than the known length, never a concatenation of
   // zlib's 16 KiB ones (a chunk filled to its end would make zlib allocate another).
-  const bytes = zlib.inflateRawSync(Buffer.concat([...pieces.map((piece) => piece.data), LAST_BLOCK]), { chunkSize: length + 64 })
+  const bytes = zlib.inflateRawSync(Buffer.concat(blocks), { chunkSize: length + 64 })
   if (bytes.length !== length) throw new Error(`kept pieces inflated to ${bytes.length} bytes, not the ${length} they hold`)
   return bytes
 }

@@ -55,16 +55,17 @@ t.test('pieces compressed at any level or stored, in any order, make one member 
   t.equal(piece.byteLength, piece.data.length, 'what it holds: its blocks')
 })
 
-t.test('inflated gives the bytes of pieces compressed at any level or stored, in order, in one buffer', async (t) => {
-  const big = randomBytes(200_000)
+t.test('inflated gives the bytes of pieces compressed at any level or stored, and of bytes as they are, in order, in one buffer', async (t) => {
+  const big = randomBytes(200_000) // over 64 KiB: in several stored blocks, as a piece or as bytes
   const parts = [json.subarray(0, 5000), Buffer.from('{"glue":'), big, Buffer.alloc(0), json.subarray(5000), Buffer.from('}')]
-  const makers = [(b: Buffer) => deflated(b, 6), (b: Buffer) => deflated(b, 1), stored]
+  const makers = [(b: Buffer) => deflated(b, 6), (b: Buffer) => deflated(b, 1), stored, (b: Buffer) => b]
   for (let m = 0; m < makers.length; m++) {
     const bytes = inflated(parts.map((part, i) => makers[(i + m) % makers.length]!(part)))
     t.ok(bytes.equals(Buffer.concat(parts)), `makers from ${m}: the bytes in order`)
   }
   t.equal(inflated([]).length, 0, 'no piece: no bytes')
   t.equal(inflated([deflated(json, 6)]).toString(), json.toString(), 'one piece')
+  t.ok(inflated([big]).equals(big), 'bytes alone')
   // A piece whose blocks do not hold what it says is a bug, not an answer.
   t.throws(() => inflated([{ ...deflated(json, 6), length: json.length + 1 }]), /inflated to/)
 })

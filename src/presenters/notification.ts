@@ -83,8 +83,8 @@ export function notificationPageAnswer (answers: AnswerCache, page: Notification
   const kept = answers.get<Deflated>(key)
   if (kept !== undefined) return [kept]
   const written = Buffer.from(writeNotificationPage({ notifications: toNotificationItems(parseNotifications(page)) }))
-  // A page too large to keep (answers.set: a sixteenth of the bound) is not compressed for nothing.
-  if (written.length > answers.maxBytes / 16) return [written]
+  // A page too large to keep (answers.mayKeep) is sent as written.
+  if (!answers.mayKeep(written.length)) return [written]
   const keeping = keep(written)
   answers.set(key, keeping)
   return [keeping]

@@ -488,9 +488,8 @@ function projectBytes (answers: AnswerCache, read: ProjectText, { seen, keptUnde
   // Its children's fields are taken from those a change kept, when there: the whole
   // project kept below holds them, so they are not kept (or made recent) again.
   const bytes = writtenProject(answers, read, { change: false, seen, childrenVersion })
-  // A project too large to keep (answers.set: a sixteenth of the bound, here before
-  // it is compressed for nothing) is written for this request alone.
-  const keeping = key === undefined || bytes.length > answers.maxBytes / 16 ? undefined : KeptProject.of(bytes)
+  // A project too large to keep (answers.mayKeep) is written for this request alone.
+  const keeping = key === undefined || !answers.mayKeep(bytes.length) ? undefined : KeptProject.of(bytes)
   if (keeping === undefined) return [bytes]
   answers.set(key!, keeping)
   // The same bytes, as the pieces just compressed: a page sent gzip-compressed sends them as they are.
