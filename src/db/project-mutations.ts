@@ -275,8 +275,14 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
         .whereRef('s.person_id', '=', 'pe.id')
         .where('s.canceled', '=', true))))
       .select('pe.id as person_id')))
+  // Each notification's id is time-ordered (migrations/20261130000000_time_ordered_ids.ts)
+  // and its random bits are those of its activity's and its person's ids hashed: one
+  // notification per person per activity, and the activity's id is random and never
+  // shown outside the database. A draw from the strong random source for each row
+  // (gen_random_uuid(), 3 to 5 µs here, on PostgreSQL as on the embedded database)
+  // cost a change with a hundred subscribers about 6 % of its statement.
   .with('notified', (qb) => qb.insertInto('notifications')
-    .columns(['person_id', 'project_id', 'activity_id', 'author_id', 'action'])
+    .columns(['id', 'person_id', 'project_id', 'activity_id', 'author_id', 'action'])
     // Each candidate looked up and judged on their own (fenced, so not joined as a
     // set): as one join, the generic plan read every person and every space
     // membership of the database to notify a project's few subscribers.
@@ -289,7 +295,10 @@ const describe = (withCaller: WithCaller, db: Kysely<Database>, values: ChangeVa
         .where('pe.suspended_at', 'is', null)
         .where((eb) => hasAccess(eb.table('p'), eb.table('pe'), ACCESS.view))
         .select('pe.id')).as('pe'), (join) => join.onTrue())
-      .select(['pe.id', 'a.project_id', 'a.id as activity_id', 'a.author_id', sql.lit(ACTIONS.description.action).as('action')]))
+      .select((eb) => [
+        sql<string>`time_ordered_uuid(sha256(uuid_send(${eb.ref('a.id')}) || uuid_send(${eb.ref('pe.id')})))`.as('id'),
+        'pe.id as person_id', 'a.project_id', 'a.id as activity_id', 'a.author_id', sql.lit(ACTIONS.description.action).as('action')
+      ]))
     .returning('notifications.id'))
   // What the aggregate reads of subscriptions: its snapshot's and this statement's own.
   .with('all_lists', (qb) => qb.selectFrom('list').selectAll()
