@@ -191,8 +191,8 @@ const BASE = '/api/external/v1'
 /**
  * The Accept-Encoding of every request: what Operately's CLI sends (`gzip, …`), as
  * Node.js's fetch does. The server sends pages (projects/list, notifications/list)
- * and projects (projects/get) gzip-compressed; the load generator counts the bytes
- * received and does not decompress them, as it does not decode the JSON (load.ts).
+ * gzip-compressed; the load generator counts the bytes received and does not
+ * decompress them, as it does not decode the JSON (load.ts).
  */
 export const ACCEPT_ENCODING = 'gzip, deflate, br'
 

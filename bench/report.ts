@@ -908,7 +908,7 @@ export function render (figures: Figures, settings: Settings, m: Machine): { tex
     settings.embedded
       ? `- Dataset (embedded, seeded in ${f(settings.embedded.seedSeconds, 1)} s): ${settings.embedded.size.projects === settings.size.projects ? 'the same' : sizeLine(settings.embedded.size)}`
       : '- Embedded: not run',
-    `- Requests: every one carries \`Accept-Encoding: ${ACCEPT_ENCODING}\`, as Operately's CLI asks (\`gzip, …\`), so pages (projects/list, notifications/list) and projects (projects/get) come gzip-compressed and the load generator counts their compressed bytes; ` +
+    `- Requests: every one carries \`Accept-Encoding: ${ACCEPT_ENCODING}\`, as Operately's CLI asks (\`gzip, …\`), so pages (projects/list, notifications/list) come gzip-compressed and the load generator counts their compressed bytes; ` +
       'each picks a random project of the normal set and its champion\'s write token; updates send a new name, or a new ~3 KB JSON description, every time, so each one writes the row and an activity ' +
       `(a description change also notifies the project's subscribers: ${figures.captures.update_description.notified} people on a normal project). ` +
       `${LABELS.update_description_mentions}: the same on a random project of the ${settings.size.notifiedProjects} with ${settings.size.notifiedSubscribers} subscribers, ` +

@@ -33,7 +33,7 @@
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { acceptsGzip, deflated, gzipMember, inflated, stored, type Deflated } from '../gzip.js'
 import { WRITE_HIGH_WATER_MARK } from './transport.js'
 
@@ -235,16 +235,15 @@ function dropOldest<K, V> (map: Map<K, V>, over: () => boolean, dropped: (value:
 // compressed once as it is kept, about a quarter of the bytes they hold (a project
 // of the bench: 19 KB written, 4.4 KB kept), so that the bound holds four times as
 // many answers as it would hold written out. A page (projects/list,
-// notifications/list) or a project (projects/get) goes gzip-compressed to a client
-// that accepts it: its kept pieces as they are, the bytes written for the request
-// between them (a reader's fields, a project too large to keep) compressed now, or
-// stored. A compressed project's ETag is its own (routes/projects/conditional.ts).
-// Any other answer (a change's, written for it and not kept), or one to a client
-// that does not accept gzip, is sent as it is: its kept pieces inflated, in one pass
-// (20–30 µs for a project of the bench). With nothing kept (ANSWER_CACHE_MB=0)
-// pages and projects go as they are too: every answer would be compressed whole,
-// every time (a page of 20 of the bench's projects: about 6 ms of CPU at level 1,
-// as much as writing it).
+// notifications/list) goes gzip-compressed to a client that accepts it: its kept
+// pieces as they are, the bytes written for the request between them (a reader's
+// fields, a project too large to keep) compressed now, or stored. Any other answer,
+// or one to a client that does not accept gzip, is sent as it is: its kept pieces
+// inflated, in one pass (20–30 µs for a project of the bench). A project
+// (projects/get) goes as it is: its ETag names its bytes (routes/projects).
+// With nothing kept (ANSWER_CACHE_MB=0) pages go as they are too: every page would
+// be compressed whole, every time (a page of 20 of the bench's projects: about 6 ms
+// of CPU at level 1, as much as writing it).
 
 /** A part of an answer: bytes written for it, or kept bytes compressed (keep). */
 export type AnswerPart = Buffer | Deflated
@@ -316,29 +315,15 @@ function sendBytes (reply: FastifyReply, parts: readonly Buffer[]): FastifyReply
 }
 
 /**
- * Whether an answer of kept parts (a page, a project) goes gzip-compressed to this
- * request: when its Accept-Encoding accepts gzip (gzip.ts, acceptsGzip) and answers
- * are kept. With nothing kept, each would be compressed whole, every time.
+ * Sends a page as sendAnswer does, gzip-compressed when the request's
+ * Accept-Encoding accepts it (gzip.ts, acceptsGzip) and answers are kept, its kept
+ * pieces as they are kept. Either way the answer varies with Accept-Encoding.
  */
-export function sendsGzip (request: FastifyRequest): boolean {
-  return request.server.answers.maxBytes > 0 && acceptsGzip(request.headers['accept-encoding'])
-}
-
-/**
- * Sends an answer as sendAnswer does, or gzip-compressed (sendsGzip said so), its
- * kept pieces as they are kept. The caller says that the answer varies with
- * Accept-Encoding, and tags a compressed one as such (routes/projects/conditional.ts).
- */
-export function sendEncoded (reply: FastifyReply, answer: readonly AnswerPart[], gzip: boolean): FastifyReply {
-  if (!gzip) return sendAnswer(reply, answer)
-  reply.header('content-encoding', 'gzip')
-  return sendBytes(reply, gzipAnswer(answer))
-}
-
-/** Sends a page, gzip-compressed when sendsGzip says so: either way it varies with Accept-Encoding. */
 export function sendPage (reply: FastifyReply, page: readonly AnswerPart[]): FastifyReply {
   reply.header('vary', 'Accept-Encoding')
-  return sendEncoded(reply, page, sendsGzip(reply.request))
+  if (reply.server.answers.maxBytes === 0 || !acceptsGzip(reply.request.headers['accept-encoding'])) return sendAnswer(reply, page)
+  reply.header('content-encoding', 'gzip')
+  return sendBytes(reply, gzipAnswer(page))
 }
 
 export default fp<{ maxBytes: number }>(async (fastify, { maxBytes }) => {

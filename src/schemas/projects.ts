@@ -275,8 +275,7 @@ export const ETAG_HEADER = {
     type: 'string',
     description: 'A strong entity tag of the project as this person reads it: equal for two reads that answer the ' +
       'same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match ' +
-      '(the mutations). The Markdown answer\'s is the project\'s with `.md` appended, a gzip-compressed answer\'s the ' +
-      'same answer\'s with `.gz` appended: If-Match accepts any of them.',
+      '(the mutations).',
     examples: ['"4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"']
   }
 }
@@ -310,25 +309,12 @@ export const GetProjectQuerySchema = Type.Object({
   include_markdown: Flag('`true` adds `markdown`: the whole project rendered as Markdown, for people and language models')
 }, { ...strict, patternProperties: operatelyFlags('include_markdown') })
 
-/** projects/get's headers: its ETag, and its coding (plugins/answers.ts, sendsGzip). */
-const GET_HEADERS = {
-  ...ETAG_HEADER,
-  'Content-Encoding': {
-    type: 'string',
-    enum: ['gzip'],
-    description: '`gzip` when the request\'s Accept-Encoding accepts gzip (with a weight no lower than identity\'s): the ' +
-      'project compressed, Content-Length its compressed length, the ETag the one of the answer as it is with `.gz` ' +
-      'appended. Absent otherwise, with include_markdown=true, and from a server that keeps no answers (ANSWER_CACHE_MB=0).'
-  },
-  Vary: { type: 'string', enum: ['Accept-Encoding'], description: 'The project varies with Accept-Encoding (absent with include_markdown=true)' }
-}
-
 export const ProjectWithMarkdownResponseSchema = Type.Object({
   project: Shared(ProjectSchema),
   markdown: Type.Optional(Type.String({ description: 'With include_markdown=true: the project as Markdown (title, status, space, goal, timeframe, people, description, milestones, last check-in, retrospective)' }))
 }, {
   ...strict,
-  headers: GET_HEADERS,
+  headers: ETAG_HEADER,
   description: "The whole project, as the token's person sees it, and with include_markdown=true its Markdown rendering",
   examples: [{ project: EXAMPLE_PROJECT }]
 })
@@ -359,9 +345,8 @@ export const ProjectListResponseSchema = Type.Object({
 export const GetProjectHeadersSchema = Type.Object({
   'if-none-match': Type.Optional(Type.String({
     description: 'The ETag of an earlier answer (or several, comma-separated, or `*`): when one names the project as it ' +
-      'is now, the answer is 304 without a body. Compared weakly: `W/"…"` matches too, and whatever the coding: the tag ' +
-      'of the answer as it is and the same with `.gz` match either answer. A value that is not `*` or a list of entity ' +
-      'tags is 400.',
+      'is now, the answer is 304 without a body. Compared weakly: `W/"…"` matches too. A value that is not `*` or a ' +
+      'list of entity tags is 400.',
     examples: ['"4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"']
   }))
 })
@@ -378,7 +363,6 @@ export const UpdateProjectHeadersSchema = Type.Object({
 /** projects/get's 304: the ETag and nothing else; no body is sent (the document's `null` is "no content"). */
 export const NotModifiedSchema = Type.Unsafe<undefined>({
   type: 'null',
-  description: 'Not modified: If-None-Match names the project as the person reads it now. No body; the ETag is the current one, ' +
-    'of the coding the answer would have had.',
-  headers: { ...ETAG_HEADER, Vary: GET_HEADERS.Vary }
+  description: 'Not modified: If-None-Match names the project as the person reads it now. No body; the ETag is the current one.',
+  headers: ETAG_HEADER
 })

@@ -91,7 +91,7 @@ export interface paths {
         };
         /**
          * Get a project
-         * @description The whole project as the token's person sees it; read-only tokens may call it. A project the person cannot see is 404, like one that does not exist. With `include_markdown=true` the answer also has `markdown`: the project rendered as Markdown for people and language models (title, status, space, goal, timeframe, people, description, key resources, milestones, last check-in, retrospective). Operately's other `include_*` flags (`true` or `false`, e.g. `include_milestones=true`) are accepted and change nothing: the whole project is always returned. Any other query parameter is 400. The answer carries an `ETag`: with `If-None-Match` naming it (or `*`), the answer is 304 with the `ETag` and no body. A project the person cannot see is 404 whatever the header says. The Markdown answer has a tag of its own (the project's with `.md` appended); a mutation's `If-Match` accepts either. Sent gzip-compressed (`Content-Encoding: gzip`) when the request's `Accept-Encoding` accepts gzip, as Operately's CLI asks (the Markdown answer always as it is), with the tag of the answer as it is and `.gz` appended; `If-None-Match` takes the tag of either coding for the other's, and `If-Match` accepts it too.
+         * @description The whole project as the token's person sees it; read-only tokens may call it. A project the person cannot see is 404, like one that does not exist. With `include_markdown=true` the answer also has `markdown`: the project rendered as Markdown for people and language models (title, status, space, goal, timeframe, people, description, key resources, milestones, last check-in, retrospective). Operately's other `include_*` flags (`true` or `false`, e.g. `include_milestones=true`) are accepted and change nothing: the whole project is always returned. Any other query parameter is 400. The answer carries an `ETag`: with `If-None-Match` naming it (or `*`), the answer is 304 with the `ETag` and no body. A project the person cannot see is 404 whatever the header says. The Markdown answer has a tag of its own (the project's with `.md` appended); a mutation's `If-Match` accepts either.
          */
         get: operations["getProject"];
         put?: never;
@@ -913,7 +913,7 @@ export interface operations {
             /** @description The whole project, as the token's person sees it */
             200: {
                 headers: {
-                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). The Markdown answer's is the project's with `.md` appended, a gzip-compressed answer's the same answer's with `.gz` appended: If-Match accepts any of them. */
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1306,7 +1306,7 @@ export interface operations {
             /** @description The whole project, as the token's person sees it */
             200: {
                 headers: {
-                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). The Markdown answer's is the project's with `.md` appended, a gzip-compressed answer's the same answer's with `.gz` appended: If-Match accepts any of them. */
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1676,7 +1676,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The ETag of an earlier answer (or several, comma-separated, or `*`): when one names the project as it is now, the answer is 304 without a body. Compared weakly: `W/"…"` matches too, and whatever the coding: the tag of the answer as it is and the same with `.gz` match either answer. A value that is not `*` or a list of entity tags is 400.
+                 * @description The ETag of an earlier answer (or several, comma-separated, or `*`): when one names the project as it is now, the answer is 304 without a body. Compared weakly: `W/"…"` matches too. A value that is not `*` or a list of entity tags is 400.
                  * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
                  */
                 "if-none-match"?: string;
@@ -1689,12 +1689,8 @@ export interface operations {
             /** @description The whole project, as the token's person sees it, and with include_markdown=true its Markdown rendering */
             200: {
                 headers: {
-                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). The Markdown answer's is the project's with `.md` appended, a gzip-compressed answer's the same answer's with `.gz` appended: If-Match accepts any of them. */
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
                     ETag?: string;
-                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the project compressed, Content-Length its compressed length, the ETag the one of the answer as it is with `.gz` appended. Absent otherwise, with include_markdown=true, and from a server that keeps no answers (ANSWER_CACHE_MB=0). */
-                    "Content-Encoding"?: "gzip";
-                    /** @description The project varies with Accept-Encoding (absent with include_markdown=true) */
-                    Vary?: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1933,13 +1929,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not modified: If-None-Match names the project as the person reads it now. No body; the ETag is the current one, of the coding the answer would have had. */
+            /** @description Not modified: If-None-Match names the project as the person reads it now. No body; the ETag is the current one. */
             304: {
                 headers: {
-                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). The Markdown answer's is the project's with `.md` appended, a gzip-compressed answer's the same answer's with `.gz` appended: If-Match accepts any of them. */
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
                     ETag?: string;
-                    /** @description The project varies with Accept-Encoding (absent with include_markdown=true) */
-                    Vary?: "Accept-Encoding";
                     [name: string]: unknown;
                 };
                 content?: never;

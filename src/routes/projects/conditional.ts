@@ -4,31 +4,17 @@
 // and the request's headers are read.
 //
 // One project has two representations: `{ project }` and, with include_markdown=true,
-// `{ project, markdown }`; the first is sent as it is or gzip-compressed. A strong tag
-// is unique across the representations of what it tags (RFC 9110 §8.8.3), so the
-// Markdown answer's is the project's with `.md` appended, and the compressed
-// answer's with `.gz` appended. All stand for the same state of the project: a
-// mutation's If-Match accepts any of them, and If-None-Match takes the tag of an
-// answer in either coding for the other's, as they hold the same bytes decoded.
+// `{ project, markdown }`. A strong tag is unique across the representations of what
+// it tags, so the second's is the first's with `.md` appended. Both stand for the
+// same state of the project: a mutation's If-Match accepts either.
 import { ApiError } from '../../errors.js'
 
 /** How a Markdown answer's tag differs from the plain one's (base64url never holds a dot). */
 const MARKDOWN = '.md'
-/** How the tag of an answer sent gzip-compressed differs from the one of the same answer sent as it is. */
-const GZIP = '.gz'
 
 /** The ETag header of the answer built on the database's tag. */
-export function entityTag (tag: string, answer: { markdown?: boolean, gzip?: boolean } = {}): string {
-  return `"${tag}${answer.markdown === true ? MARKDOWN : ''}${answer.gzip === true ? GZIP : ''}"`
-}
-
-/** A tag as the answer it names holds its bytes decoded: without `.gz`. */
-const decoded = (opaque: string) => opaque.endsWith(GZIP) ? opaque.slice(0, -GZIP.length) : opaque
-
-/** The project's tag in the tag of any of its answers: without `.gz`, then without `.md`. */
-function projectTag (opaque: string): string {
-  const plain = decoded(opaque)
-  return plain.endsWith(MARKDOWN) ? plain.slice(0, -MARKDOWN.length) : plain
+export function entityTag (tag: string, markdown = false): string {
+  return `"${tag}${markdown ? MARKDOWN : ''}"`
 }
 
 interface EntityTagValue { weak: boolean, opaque: string }
@@ -71,15 +57,15 @@ function malformed (header: string): ApiError {
 /**
  * The tags If-Match asks for, as the database compares them: null when the header
  * is absent or `*` (any project the caller may edit: no precondition), else the
- * strong tags listed, a Markdown or compressed answer's as its project's. Weak
- * tags never match (strong comparison), so a list of only weak tags matches nothing.
+ * strong tags listed, a Markdown answer's as its project's. Weak tags never match
+ * (strong comparison), so a list of only weak tags matches nothing.
  */
 export function ifMatchTags (header: string | undefined): string[] | null {
   if (header === undefined) return null
   const tags = parseEntityTags(header)
   if (tags === null) throw malformed('If-Match')
   if (tags === '*') return null
-  return [...new Set(tags.filter((tag) => !tag.weak).map((tag) => projectTag(tag.opaque)))]
+  return [...new Set(tags.filter((tag) => !tag.weak).map((tag) => tag.opaque.endsWith(MARKDOWN) ? tag.opaque.slice(0, -MARKDOWN.length) : tag.opaque))]
 }
 
 /** If-None-Match, read before the project is looked up (a malformed one is a 400 like any bad input); null when absent. */
@@ -93,15 +79,11 @@ export function ifNoneMatch (header: string | undefined): '*' | EntityTagValue[]
 /**
  * Whether the answer with this ETag is a 304: `*` matches any project the caller
  * can see; a listed tag matches by weak comparison (RFC 9110 §13.1.2: `W/"x"`
- * matches `"x"`), whatever the coding (`"x.gz"` matches `"x"` and the other way
- * round: a client holding the answer in one coding holds its bytes). Never without
- * the header.
+ * matches `"x"`). Never without the header.
  */
 export function notModified (condition: '*' | EntityTagValue[] | null, etag: string): boolean {
   if (condition === null) return false
-  if (condition === '*') return true
-  const current = decoded(etag.slice(1, -1))
-  return condition.some((tag) => decoded(tag.opaque) === current)
+  return condition === '*' || condition.some((tag) => `"${tag.opaque}"` === etag)
 }
 
 /** The 412 of a mutation whose If-Match names no current tag, with the current one. */

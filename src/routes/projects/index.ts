@@ -17,7 +17,7 @@ import { listProjects } from '../../db/project-list.js'
 import { updateProjectField, type ProjectField } from '../../db/project-mutations.js'
 import { heldChildren, heldProjects, projectAnswer, projectPageAnswer, toProject, writeProjectAnswer } from '../../presenters/project.js'
 import type { Caller } from '../../plugins/auth.js'
-import { sendAnswer, sendEncoded, sendPage, sendsGzip } from '../../plugins/answers.js'
+import { sendAnswer, sendPage } from '../../plugins/answers.js'
 import { checkDescription, normalizeName, requireId } from './rules.js'
 import { mentionedPeople } from './mentions.js'
 import { entityTag, ifMatchTags, ifNoneMatch, notModified, preconditionFailed } from './conditional.js'
@@ -131,10 +131,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
         'whole project is always returned. Any other query parameter is 400. The answer carries an `ETag`: with ' +
         '`If-None-Match` naming it (or `*`), the answer is 304 with the `ETag` and no body. A project the person cannot ' +
         'see is 404 whatever the header says. The Markdown answer has a tag of its own (the project\'s with `.md` ' +
-        'appended); a mutation\'s `If-Match` accepts either. Sent gzip-compressed (`Content-Encoding: gzip`) when the ' +
-        'request\'s `Accept-Encoding` accepts gzip, as Operately\'s CLI asks (the Markdown answer always as it is), with ' +
-        'the tag of the answer as it is and `.gz` appended; `If-None-Match` takes the tag of either coding for the ' +
-        'other\'s, and `If-Match` accepts it too.',
+        'appended); a mutation\'s `If-Match` accepts either.',
       security: [{ bearerAuth: [] }],
       querystring: GetProjectQuerySchema,
       headers: GetProjectHeadersSchema,
@@ -148,11 +145,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     const held = projectId === null || markdown ? new Map() : heldProjects(fastify.answers, fastify.recentProjects, projectId)
     const row = projectId === null ? null : await findProject(fastify.db, projectId, request.caller, [...held.keys()])
     if (!row || projectId === null) throw projectNotFound()
-    // The project goes gzip-compressed to a client that accepts it, its kept pieces
-    // as they are; the Markdown answer, written for each request, as it is.
-    const gzip = !markdown && sendsGzip(request)
-    if (!markdown) reply.header('vary', 'Accept-Encoding')
-    const etag = entityTag(row.etag, { markdown, gzip })
+    const etag = entityTag(row.etag, markdown)
     reply.header('etag', etag)
     if (notModified(condition, etag)) return reply.code(304).send(undefined)
     if (markdown) {
@@ -162,7 +155,7 @@ const projects: FastifyPluginAsyncTypebox = async (fastify) => {
     }
     const answer = projectAnswer(fastify.answers, row, held)
     fastify.recentProjects.remember(projectId, [{ id: projectId, version: row.version }])
-    return sendEncoded(reply, answer, gzip)
+    return sendAnswer(reply, answer)
   })
 
   fastify.get('/list', {

@@ -5,7 +5,6 @@
 // person's answer (their own edit, someone else's, a notification, a subscription,
 // their access, a person's name, the clock) and nothing else. The race of many
 // saves with one tag is test/routes/projects/conditional-race.test.ts.
-import { gunzipSync } from 'node:zlib'
 import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
@@ -432,55 +431,4 @@ t.test('the other conditional headers are not read where they mean nothing here'
   t.equal(read.statusCode, 200, 'If-Match on get: ignored')
   const saved = await save(token.alice, 'name', p.publicId, 'Ignored, renamed', { 'if-none-match': '*', 'if-unmodified-since': 'Tue, 01 Jan 2000 00:00:00 GMT' })
   t.equal(saved.statusCode, 200, 'If-None-Match and If-Unmodified-Since on a mutation: ignored')
-})
-
-t.test('a gzip-compressed answer has a tag of its own, .gz appended; If-None-Match takes either coding\'s, If-Match too', async (t) => {
-  const p = await sharedProject('Compressed')
-  const gzip = { 'accept-encoding': 'gzip, deflate, br' }
-  const plain = await get(token.alice, p.publicId)
-  const tag = plain.headers.etag as string
-  const opaque = tag.slice(1, -1)
-  const zipped = await get(token.alice, p.publicId, gzip)
-  t.equal(zipped.statusCode, 200)
-  t.equal(zipped.headers['content-encoding'], 'gzip', 'sent compressed')
-  t.equal(zipped.headers.vary, 'Accept-Encoding')
-  t.equal(zipped.headers.etag, `"${opaque}.gz"`, 'the tag of the answer as it is, with .gz')
-  t.equal(gunzipSync(zipped.rawPayload).toString(), plain.body, 'the same bytes, decoded')
-  t.equal(plain.headers.vary, 'Accept-Encoding', 'as it is: varying with Accept-Encoding too')
-  t.equal((await get(token.alice, p.publicId, gzip)).headers.etag, zipped.headers.etag, 'the same answer, the same tag')
-
-  // Either coding's tag, weak or strong, stands for the other's: the same bytes decoded.
-  for (const [what, headers, sent] of [
-    ['its own tag', { ...gzip, 'if-none-match': `"${opaque}.gz"` }, `"${opaque}.gz"`],
-    ['the tag of the answer as it is, asking for gzip', { ...gzip, 'if-none-match': tag }, `"${opaque}.gz"`],
-    ['the compressed answer\'s tag, weak', { ...gzip, 'if-none-match': `W/"${opaque}.gz"` }, `"${opaque}.gz"`],
-    ['the compressed answer\'s tag, not asking for gzip', { 'if-none-match': `"${opaque}.gz"` }, tag]
-  ] as const) {
-    const res = await get(token.alice, p.publicId, headers)
-    t.equal(res.statusCode, 304, `${what}: 304`)
-    t.equal(res.headers.etag, sent, `${what}: the tag of the coding it would have sent`)
-    t.equal(res.headers.vary, 'Accept-Encoding', `${what}: varying with Accept-Encoding`)
-    t.equal(res.rawPayload.length, 0, `${what}: no body`)
-  }
-  for (const header of [`"${opaque}.gz.gz"`, `"${opaque}.md"`, `"${opaque.slice(1)}.gz"`]) {
-    t.equal((await get(token.alice, p.publicId, { ...gzip, 'if-none-match': header })).statusCode, 200, `${header}: names no coding of this answer`)
-  }
-  // The Markdown answer is never compressed, and does not vary.
-  const markdown = await get(token.alice, p.publicId, gzip, { include_markdown: 'true' })
-  t.equal(markdown.headers['content-encoding'], undefined, 'Markdown: as it is')
-  t.equal(markdown.headers.etag, `"${opaque}.md"`)
-  t.equal(markdown.headers.vary, undefined)
-  t.equal((await get(token.alice, p.publicId, { ...gzip, 'if-none-match': `"${opaque}.md.gz"` }, { include_markdown: 'true' })).statusCode, 304, 'Markdown: its tag with .gz matches it too')
-
-  // If-Match: the compressed answer's tag saves once, then is stale like any other.
-  const saved = await save(token.alice, 'name', p.publicId, 'Compressed, saved', { ...gzip, 'if-match': zipped.headers.etag as string })
-  t.equal(saved.statusCode, 200, 'the compressed answer\'s tag saves')
-  t.equal(saved.headers['content-encoding'], undefined, 'a change\'s answer goes as it is')
-  const before = await state()
-  expect412(t, await save(token.alice, 'name', p.publicId, 'Stale', { 'if-match': zipped.headers.etag as string }), saved.headers.etag as string, 'the same tag again')
-  t.equal(await state(), before, 'nothing written')
-  // The change's tag (the answer as it is) revalidates the compressed read of that version.
-  const after = await get(token.alice, p.publicId, { ...gzip, 'if-none-match': saved.headers.etag as string })
-  t.equal(after.statusCode, 304, 'a change\'s tag: 304 for the compressed read of the version it made')
-  t.equal(after.headers.etag, `"${(saved.headers.etag as string).slice(1, -1)}.gz"`)
 })
