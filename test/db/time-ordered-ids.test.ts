@@ -3,11 +3,14 @@
 // and a description change's notifications, which it writes without a draw from
 // the random source for each. An id's first 48 bits are its statement's time in
 // milliseconds, so a later statement's ids sort after an earlier one's; the rest is
-// random but for the version and variant bits. The migration goes down to random
-// ids and up again.
+// random but for the version and variant bits. A row's default id is an expression
+// the planner writes into the statement (migrations/20261130100000_inlined_time_ordered_ids.ts),
+// with the fraction of the millisecond after the version. The migrations go down to
+// random ids and up again.
 import t from 'tap'
 import { sql } from 'kysely'
 import * as migration from '../../migrations/20261130000000_time_ordered_ids.js'
+import * as inlined from '../../migrations/20261130100000_inlined_time_ordered_ids.js'
 import { shortId } from '../../src/ids.js'
 import type { Db } from '../../src/db/index.js'
 import { build, client, createPerson, tokenFor, toldOfProject } from '../helper.js'
@@ -35,11 +38,31 @@ t.test('time_ordered_uuid: the statement\'s milliseconds, then the random bytes 
   await t.rejects(sql`SELECT time_ordered_uuid(${Buffer.alloc(8)})`.execute(db), { code: '2202E' }, 'fewer than 16 bytes: an error, not a short id')
 })
 
-t.test('activities, notifications and webhook deliveries default to time-ordered ids', async (t) => {
+t.test('time_ordered_uuid(): the statement\'s milliseconds, the version, the fraction of the millisecond, then the variant and random bits', async (t) => {
+  const { rows: [row] } = await sql<{ a: string, b: string, ticks: string }>`SELECT time_ordered_uuid()::text AS a, time_ordered_uuid()::text AS b,
+    floor(extract(epoch FROM statement_timestamp()) * 4096000)::int8::text AS ticks`.execute(db)
+  // The statement's time in 1/4096 ms: 48 bits of milliseconds, then 12 of their fraction.
+  const ticks = BigInt(row!.ticks).toString(16).padStart(15, '0')
+  for (const id of [row!.a, row!.b]) {
+    t.same(version(id), { version: 7, rfc: true })
+    t.equal(hex(id).slice(0, 12) + hex(id).slice(13, 16), ticks, 'the milliseconds, then after the version the fraction of the millisecond')
+  }
+  t.not(hex(row!.a).slice(16), hex(row!.b).slice(16), 'two in one statement: the same time, different random bits')
+})
+
+t.test('activities, notifications and webhook deliveries default to time-ordered ids, made in the statement', async (t) => {
   const { rows } = await sql<{ table: string, fallback: string }>`SELECT c.relname AS table, pg_get_expr(d.adbin, d.adrelid) AS fallback
     FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
     WHERE a.attname = 'id' AND c.relname IN ('activities', 'notifications', 'webhook_deliveries') ORDER BY c.relname`.execute(db)
-  t.same(rows, ['activities', 'notifications', 'webhook_deliveries'].map((table) => ({ table, fallback: 'time_ordered_uuid(uuid_send(gen_random_uuid()))' })))
+  t.same(rows, ['activities', 'notifications', 'webhook_deliveries'].map((table) => ({ table, fallback: 'time_ordered_uuid()' })))
+  // A call the planner cannot inline is a function run: before PostgreSQL 18 its body
+  // parsed, analysed and planned again at every statement.
+  for (const { table } of rows) {
+    const { rows: plan } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN (VERBOSE) INSERT INTO ${sql.table(table)} DEFAULT VALUES`.execute(db)
+    const text = plan.map((line) => line['QUERY PLAN']).join('\n')
+    t.match(text, /gen_random_uuid\(\)/, `${table}: the default is in the plan`)
+    t.notMatch(text, /time_ordered_uuid/, `${table}: written in place, not called`)
+  }
   const ids: string[] = []
   for (let i = 0; i < 5; i++) {
     const before = Number(await now(db))
@@ -85,17 +108,21 @@ t.test('a description change writes its notifications with time-ordered ids, eac
   t.ok(second.every((id) => first.every((earlier) => id > earlier)), 'every id of the second change sorts after every one of the first')
 })
 
-t.test('the migration goes down to random ids and up again', async (t) => {
+t.test('the migrations go down to random ids and up again', async (t) => {
+  const insert = async () => (await db.insertInto('activities')
+    .values({ company_id: company.id, project_id: project.id, author_id: author.id, action: 'project_renamed', content: JSON.stringify({}) })
+    .returning('id').executeTakeFirstOrThrow()).id
+  const functions = async () => (await sql<{ args: string }>`SELECT pg_get_function_identity_arguments(oid) AS args FROM pg_proc
+    WHERE proname = 'time_ordered_uuid' ORDER BY 1`.execute(db)).rows.map((r) => r.args)
+  await inlined.down(db)
+  t.same(version(await insert()), { version: 7, rfc: true }, 'the inlined default down: still version 7, by the call')
+  t.same(await functions(), ['random bytea'], 'the inlined default down: time_ordered_uuid() is gone')
   await migration.down(db)
-  const random = await db.insertInto('activities')
-    .values({ company_id: company.id, project_id: project.id, author_id: author.id, action: 'project_renamed', content: JSON.stringify({}) })
-    .returning('id').executeTakeFirstOrThrow()
-  t.same(version(random.id), { version: 4, rfc: true }, 'down: version 4')
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_proc WHERE proname = 'time_ordered_uuid'`.execute(db)
-  t.equal(rows[0]!.n, 0, 'down: the function is gone')
+  t.same(version(await insert()), { version: 4, rfc: true }, 'down: version 4')
+  t.same(await functions(), [], 'down: the function is gone')
   await migration.up(db)
-  const ordered = await db.insertInto('activities')
-    .values({ company_id: company.id, project_id: project.id, author_id: author.id, action: 'project_renamed', content: JSON.stringify({}) })
-    .returning('id').executeTakeFirstOrThrow()
-  t.same(version(ordered.id), { version: 7, rfc: true }, 'up again: version 7')
+  await inlined.up(db)
+  const ordered = await insert()
+  t.same(version(ordered), { version: 7, rfc: true }, 'up again: version 7')
+  t.same(await functions(), ['', 'random bytea'], 'up again: both')
 })
