@@ -23,7 +23,7 @@
 // ETAG_BENCH_CALLS (default 400), ETAG_BENCH_ROUNDS (default 5).
 import { CompiledQuery, sql } from 'kysely'
 import { loadConfig } from '../src/config.js'
-import { ACCESS, accessLevel } from '../src/db/access.js'
+import { ACCESS, accessLevel } from '../src/projects/access.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { findProject, projectAggregate, projectSource } from '../src/db/project-aggregate.js'

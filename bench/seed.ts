@@ -6,11 +6,11 @@
 // relationship is plain arithmetic and no row has to be read back to link another.
 import { CompiledQuery, sql, type Transaction } from 'kysely'
 import type { Db } from '../src/db/index.js'
-import { listNotifications } from '../src/db/notifications.js'
+import { listNotifications } from '../src/notifications/query.js'
 import { sharedVersion } from '../src/db/project-aggregate.js'
-import { NOTIFICATION_PAGE } from '../src/schemas/notifications.js'
+import { NOTIFICATION_PAGE } from '../src/notifications/schemas.js'
 import type { Database } from '../src/db/types.js'
-import { createToken, tokenDigest } from '../src/db/tokens.js'
+import { createToken, tokenDigest } from '../src/auth/tokens.js'
 import { shortId } from '../src/ids.js'
 import { DESCRIPTION_TEMPLATE, REVISION_MARKER, descriptionTemplate, type Mention, type Target, type TargetSet } from './operations.js'
 

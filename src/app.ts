@@ -1,60 +1,13 @@
 // The application: a Fastify plugin that never listens. The server and the tests
 // build it with the same options, so tests run what production runs.
 //
-// What a request meets, in order (SPEC part 2's order of checks, and what surrounds
-// it). Hooks of one kind run in the order their plugins are registered below; the
-// first answer ends the request, and every error leaves through plugins/errors.ts's
-// handler in the one envelope.
-//
-//  Before routing (appOptions: transportOptions, genReqId)
-//   1. Node.js's parser and clock       plugins/transport.ts  400 malformed HTTP, 431 headers too large,
-//                                                              408 headers or body too slow
-//   2. the router                       plugins/transport.ts  400 malformed percent escape in the path
-//   3. the request's id                 plugins/request-id.ts the caller's X-Request-Id if sane, else a UUID
-//  onRequest, every route
-//   4. security headers                 plugins/security.ts   helmet's headers on whatever answer follows
-//   5. transport rules                  plugins/transport.ts  417 Expect other than 100-continue,
-//                                                              400 no Host or two
-//   6. routing                          plugins/errors.ts     404 route_not_found, 405 method_not_allowed
-//                                                              (with Allow), whatever the token
-//   7. rate limit                       plugins/rate-limit.ts 429 over the token's (or address's) budget;
-//                                                              not on /health
-//  onRequest, the API's routes (routes/<resource>/index.ts add fastify.authenticate)
-//   8. authentication                   plugins/auth.ts       400 two Authorization headers, 401 no or
-//                                                              empty token, then 429 when the address has
-//                                                              spent its failed-authentication budget
-//                                                              (plugins/rate-limit.ts); the token itself is
-//                                                              checked by the operation's statement (14)
-//   9. the token, on any other answer   plugins/errors.ts,    before steps 10-15 answer anything but the
-//                                       plugins/auth.ts       statement's success, and before a body still
-//                                                              on its way is read, the token is looked up
-//                                                              on its own: 401 unknown, revoked, expired
-//                                                              or suspended owner, then 403
-//                                                              read_only_token on a mutation
-//  preParsing and parsing, a body only
-//  10. the body's form                  plugins/json-body.ts  415 a Content-Encoding, two Content-Types,
-//                                                              a charset other than UTF-8
-//  11. the body                         Fastify, json-body.ts 415 not application/json, 413 over
-//                                                              BODY_LIMIT_BYTES, 400 not UTF-8 or not
-//                                                              JSON or a key repeated
-//  validation
-//  12. the route's schema               schemas/<resource>.ts 400 invalid_input with details
-//  handler
-//  13. input rules                      routes/<resource>/    400 blank id, name and description rules,
-//                                                              filters, page size, cursor, an If-Match or
-//                                                              If-None-Match that is no list of tags
-//  14. the one statement                db/<name>.ts,         the token's check (none found: step 9),
-//                                       db/caller.ts          404 not_found (absent, undecodable, archived
-//                                                              on a mutation, invisible), 403 forbidden;
-//                                                              503 when the database cannot serve
-//  15. the condition                    db/project-           412 precondition_failed (If-Match, judged in
-//                                       precondition.ts,      the mutation's statement on the locked row),
-//                                       routes/projects/      304 (If-None-Match, on the tag get read)
-//                                       conditional.ts
-//  onSend, every answer
-//  16. headers of the answer            request-id.ts (X-Request-Id), security.ts (Cache-Control: no-store
-//                                       unless the route set one), transport.ts (Connection: close while
-//                                       shutting down), docs.ts (/docs's own policy)
+// A request meets, in order (SPEC part 2's order of checks): Node's parser and
+// the router (http/transport.ts), its request id, security headers, transport
+// rules, routing (404/405, http/errors.ts), the rate limit (http/rate-limit.ts),
+// then on the API's routes the token (auth/authenticate.ts: 401, 403 read-only),
+// the body (http/json-body.ts: 415, 413, 400), the route's schema (400), and the
+// operation's own steps (<resource>/operations/<name>.ts). Every error leaves
+// through http/errors.ts's handler in the one envelope.
 import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
 import type { Server } from 'node:http'
@@ -62,27 +15,27 @@ import type { FastifyHttpOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
+import compress from '@fastify/compress'
 import { COMPONENTS } from './schemas/components.js'
 import { buildSerializer } from './schemas/serializer.js'
 import { loggerOptions } from './logger.js'
-import dbPlugin from './plugins/db.js'
-import requestIds, { requestId } from './plugins/request-id.js'
-import security from './plugins/security.js'
-import transport, { transportOptions } from './plugins/transport.js'
-import openapi from './plugins/openapi.js'
-import docs from './plugins/docs.js'
-import jsonBody from './plugins/json-body.js'
-import errors from './plugins/errors.js'
-import rateLimit from './plugins/rate-limit.js'
-import auth from './plugins/auth.js'
-import health from './routes/health/index.js'
-import projects from './routes/projects/index.js'
-import people from './routes/people/index.js'
-import companies from './routes/companies/index.js'
-import notifications from './routes/notifications/index.js'
+import dbPlugin from './db/plugin.js'
+import requestIds, { requestId } from './http/request-id.js'
+import security from './http/security.js'
+import transport, { transportOptions } from './http/transport.js'
+import openapi from './http/openapi.js'
+import docs from './http/docs.js'
+import jsonBody from './http/json-body.js'
+import errors from './http/errors.js'
+import rateLimit from './http/rate-limit.js'
+import cursors from './http/cursors.js'
+import auth from './auth/authenticate.js'
+import health from './health/index.js'
+import projects from './projects/index.js'
+import people from './people/get-me.js'
+import companies from './companies/get.js'
+import notifications from './notifications/index.js'
 import webhooks from './routes/webhooks/index.js'
-import cursors from './plugins/cursors.js'
-import answers from './plugins/answers.js'
 
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   return {
@@ -115,6 +68,8 @@ export interface AppOptions {
 export default fp<AppOptions>(async (fastify, { db, config }) => {
   for (const schema of Object.values(COMPONENTS)) fastify.addSchema(schema)
   await fastify.register(sensible)
+  // Only the routes that ask for it (the pages) are compressed, for a client that accepts gzip.
+  await fastify.register(compress, { global: false, encodings: ['gzip'] })
   await fastify.register(dbPlugin, { db })
   await fastify.register(requestIds)
   await fastify.register(security)
@@ -133,7 +88,6 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   await fastify.register(auth)
   await fastify.register(health, { prefix: '/health' })
   await fastify.register(cursors)
-  await fastify.register(answers, { maxBytes: config.ANSWER_CACHE_MB * 1024 * 1024 })
   await fastify.register(projects, { prefix: '/api/external/v1/projects' })
   await fastify.register(people, { prefix: '/api/external/v1/people' })
   await fastify.register(companies, { prefix: '/api/external/v1/companies' })

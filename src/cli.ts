@@ -8,12 +8,12 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
-import type { TokenListing } from './db/tokens.js'
+import type { TokenListing } from './auth/tokens.js'
 import type { Managed } from './db/webhooks.js'
-import { redactPasswords } from './redact.js'
+import { redactPasswords } from './http/redact.js'
 import { describeError } from './errors.js'
 import { isUuid } from './ids.js'
-import { MAX_EXPIRY_DAYS } from './token-format.js'
+import { MAX_EXPIRY_DAYS } from './auth/token-format.js'
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -301,7 +301,7 @@ async function openapi (file: string | undefined): Promise<void> {
 }
 
 async function run (command: Exclude<Command, { kind: 'help' } | { kind: 'openapi' }>, db: Db, config: Config): Promise<void> {
-  const { createToken, listTokens, revokeToken, UnknownPersonError } = await import('./db/tokens.js')
+  const { createToken, listTokens, revokeToken, UnknownPersonError } = await import('./auth/tokens.js')
   switch (command.kind) {
     case 'migrate':
       return await migrate(db)
@@ -375,7 +375,7 @@ async function webhooksCommand (command: WebhooksCommand, db: Db, config: Config
         throw error
       }
       const secret = newWebhookSecret()
-      const webhook = toWebhook(done(await hooks.createWebhook(db, { personId: person.id }, {
+      const webhook = toWebhook(done(await hooks.createWebhook(db, person.id, {
         url: url.href, events: (command.events ?? WEBHOOK_EVENT_NAMES) as never, description: command.description, secret
       })))
       if (command.json) {
@@ -387,18 +387,18 @@ async function webhooksCommand (command: WebhooksCommand, db: Db, config: Config
       return
     }
     case 'webhooks list': {
-      const webhooks = done(await hooks.listWebhooks(db, { personId: person.id })).map(toWebhook)
+      const webhooks = done(await hooks.listWebhooks(db, person.id)).map(toWebhook)
       if (command.json) out(JSON.stringify(webhooks, null, 2))
       else if (webhooks.length === 0) log('no webhooks')
       else out(table(['ID', 'URL', 'EVENTS', 'ENABLED', 'CREATED'], webhooks.map((w) => [w.id, w.url, w.events.join(','), w.enabled ? 'yes' : `no: ${w.disabled_reason ?? ''}`, w.inserted_at])))
       return
     }
     case 'webhooks delete':
-      done(await hooks.deleteWebhook(db, { personId: person.id }, webhookId(command.id)))
+      done(await hooks.deleteWebhook(db, person.id, webhookId(command.id)))
       out(`deleted webhook ${command.id}`)
       return
     case 'webhooks deliveries': {
-      const deliveries = done(await hooks.listDeliveries(db, { personId: person.id }, webhookId(command.id), command.limit)).map(toDelivery)
+      const deliveries = done(await hooks.listDeliveries(db, person.id, webhookId(command.id), command.limit)).map(toDelivery)
       if (command.json) out(JSON.stringify(deliveries, null, 2))
       else if (deliveries.length === 0) log('no deliveries')
       else {

@@ -1,7 +1,7 @@
 // The environment, as one TypeBox schema: validated once at start, typed by Static<>.
 import Type, { type StaticDecode } from 'typebox'
 import { Value } from 'typebox/value'
-import { redactPasswords } from './redact.js'
+import { redactPasswords } from './http/redact.js'
 
 /**
  * The proxies whose X-Forwarded-For is believed, as Fastify's trustProxy takes
@@ -40,8 +40,6 @@ export const ConfigSchema = Type.Object({
   DB_POOL_SIZE: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Connections per process' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest a statement may run' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest to wait for a connection' }),
-  DB_PREPARED_STATEMENTS: Type.Boolean({ default: true, description: 'Named prepared statements for the per-request queries; false behind PgBouncer older than 1.21 in transaction mode' }),
-  ANSWER_CACHE_MB: Type.Integer({ default: 16, minimum: 0, maximum: 4096, description: 'Memory for answers already written (projects/get, projects/list, notifications/list), written again while the database returns the same text; 0 turns it off' }),
   BODY_LIMIT_BYTES: Type.Integer({ default: 1048576, minimum: 1024, maximum: 67108864, description: 'Largest request body accepted; larger gets 413' }),
   HEADERS_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: "Longest a client may take to send a request's headers; then 408 and the connection is closed" }),
   REQUEST_TIMEOUT_MS: Type.Integer({ default: 30000, minimum: 100, description: 'Longest a client may take to send a whole request, body included; then 408 and the connection is closed. At least HEADERS_TIMEOUT_MS' }),

@@ -3,7 +3,7 @@
 // development on a terminal.
 import type { DestinationStream, LoggerOptions } from 'pino'
 import type { Config } from './config.js'
-import { redactTokens } from './redact.js'
+import { redactTokens } from './http/redact.js'
 
 function prettyLogs (config: Config): boolean {
   const wanted = config.LOG_PRETTY ?? (process.stdout.isTTY === true && config.NODE_ENV !== 'production')

@@ -11,7 +11,7 @@ import { loadConfigOrExit } from './config.js'
 import { createDb, dbOptions } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
 import { describeError } from './errors.js'
-import { redactPasswords } from './redact.js'
+import { redactPasswords } from './http/redact.js'
 import { PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
 import { deliveryWorkerOptions, EMBEDDED_REFUSAL, shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
 

@@ -2,7 +2,7 @@
 // foreign, truncated or made-up cursors decode to nothing.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { CursorCodec } from '../src/cursor.js'
+import { CursorCodec } from '../src/http/cursor.js'
 
 const codec = new CursorCodec(randomBytes(32))
 const scope = 'projects/list\nperson-1\n{}'

@@ -4,10 +4,9 @@
 // run again after its worker was taken for dead) finds nothing and records nothing.
 import { sql, type Kysely } from 'kysely'
 import { queueDeliveries } from './jobs.js'
-import { prepare, value, type RowOf } from './prepared.js'
 import type { Database } from './types.js'
 
-const FIND = prepare({ deliveryId: value<string>(), attempt: value<number>() }, (db, v) => db
+const FIND = (db: Kysely<Database>, v: { deliveryId: string, attempt: number }) => db
   .selectFrom('webhook_deliveries as d')
   .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
   .where('d.id', '=', sql<string>`${v.deliveryId}::uuid`)
@@ -18,9 +17,9 @@ const FIND = prepare({ deliveryId: value<string>(), attempt: value<number>() }, 
     'd.id', 'd.webhook_id', 'd.event_id', 'd.event_type', 'd.payload', 'w.url', 'w.secret',
     // A rotated secret signs too, as a second signature, until it expires.
     sql<string | null>`CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END`.as('previous_secret')
-  ]))
+  ])
 
-export type PendingDelivery = RowOf<typeof FIND>
+export type PendingDelivery = NonNullable<Awaited<ReturnType<ReturnType<typeof FIND>['executeTakeFirst']>>>
 
 /**
  * The delivery a job's attempt is for, with its endpoint: only while the delivery
@@ -28,8 +27,7 @@ export type PendingDelivery = RowOf<typeof FIND>
  * enabled. Otherwise null: the job has nothing to do.
  */
 export async function findPendingDelivery (db: Kysely<Database>, deliveryId: string, attempt: number): Promise<PendingDelivery | null> {
-  const { rows: [row] } = await db.executeQuery(FIND({ deliveryId, attempt }))
-  return row ?? null
+  return await FIND(db, { deliveryId, attempt }).executeTakeFirst() ?? null
 }
 
 /** How an attempt ended, for the record. */
@@ -51,17 +49,7 @@ export interface AttemptRecord {
   disableReason: string | null
 }
 
-const RECORD = prepare({
-  deliveryId: value<string>(),
-  attempt: value<number>(),
-  statusCode: value<number | null>(),
-  error: value<string | null>(),
-  durationMs: value<number>(),
-  outcome: value<AttemptRecord['outcome']>(),
-  retryInMs: value<number | null>(),
-  disable: value<AttemptRecord['disable']>(),
-  disableReason: value<string | null>()
-}, (db, v) => db
+const RECORD = (db: Kysely<Database>, v: AttemptRecord) => db
   .with('input', (qb) => qb.selectNoFrom([
     sql<string>`${v.deliveryId}::uuid`.as('delivery_id'),
     sql<number>`${v.attempt}::int`.as('attempt'),
@@ -118,9 +106,9 @@ const RECORD = prepare({
     eb.selectFrom('recorded').select('recorded.next_attempt_at').$asScalar().as('next_attempt_at'),
     eb.selectFrom('disabled').select(sql<number>`count(*)::int`.as('n')).$asScalar().$notNull().as('disabled'),
     eb.selectFrom('canceled').select(sql<number>`count(*)::int`.as('n')).$asScalar().$notNull().as('canceled')
-  ]))
+  ])
 
-export type RecordedAttempt = RowOf<typeof RECORD>
+export type RecordedAttempt = NonNullable<Awaited<ReturnType<ReturnType<typeof RECORD>['executeTakeFirst']>>>
 
 /**
  * Records an attempt, with what follows from it, in one statement: the delivery's
@@ -129,6 +117,5 @@ export type RecordedAttempt = RowOf<typeof RECORD>
  * recorded first.
  */
 export async function recordAttempt (db: Kysely<Database>, record: AttemptRecord): Promise<RecordedAttempt> {
-  const { rows: [row] } = await db.executeQuery(RECORD(record))
-  return row!
+  return await RECORD(db, record).executeTakeFirstOrThrow()
 }

@@ -5,7 +5,7 @@
 import { sql } from 'kysely'
 import type { Db } from './index.js'
 import type { DateType } from './types.js'
-import { createToken } from './tokens.js'
+import { createToken } from '../auth/tokens.js'
 
 export interface DemoResult {
   /** True when this call inserted the dataset, false when it was there already. */

@@ -3,14 +3,12 @@
 // connection, for whatever reason PostgreSQL or the network gives (refused, unknown
 // host, timed out, starting up, shutting down, too many connections, database gone
 // or closed to connections, authentication), is one named error: the database is
-// unavailable, which is not a bug in this service. And the statements compiled by
-// prepare() go to the server by name.
+// unavailable, which is not a bug in this service.
 import {
   AbortedTransactionError, CompiledQuery, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
   type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings
 } from 'kysely'
 import type pg from 'pg'
-import { statementName } from './statement-names.js'
 
 /** No connection to the database could be had; `cause` says why, for the log. */
 export class DatabaseUnavailableError extends Error {
@@ -41,34 +39,20 @@ export async function commitTransaction (connection: { control: (text: 'commit')
 
 export interface ApiPostgresDialectConfig {
   pool: pg.Pool
-  /** Send the statements of prepare() by name (not through PgBouncer < 1.21 in transaction mode). */
-  namedStatements: boolean
 }
 
-/**
- * One pooled pg client, lent to Kysely until released. The statements of prepare()
- * go by name when naming is on: PostgreSQL parses them once per connection and may
- * keep a generic plan, where an unnamed statement is parsed and planned on every
- * call (the aggregate's planning costs about as much as running it).
- */
+/** One pooled pg client, lent to Kysely until released. */
 class ApiPostgresConnection implements DatabaseConnection {
   readonly #client: pg.PoolClient
-  readonly #namedStatements: boolean
   #discarded = false
 
-  constructor (client: pg.PoolClient, namedStatements: boolean) {
+  constructor (client: pg.PoolClient) {
     this.#client = client
-    this.#namedStatements = namedStatements
   }
 
   async executeQuery<R> (compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#discarded) throw new Error('the connection has been discarded')
-    const text = compiledQuery.sql
-    const values = [...compiledQuery.parameters]
-    const name = this.#namedStatements ? statementName(text) : undefined
-    const { command, rowCount, rows } = name === undefined
-      ? await this.#client.query<R & pg.QueryResultRow>(text, values)
-      : await this.#client.query<R & pg.QueryResultRow>({ name, text, values })
+    const { command, rowCount, rows } = await this.#client.query<R & pg.QueryResultRow>(compiledQuery.sql, [...compiledQuery.parameters])
     // Kysely counts the rows of an update or delete from this.
     const counted = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
     return { numAffectedRows: counted && rowCount !== null ? BigInt(rowCount) : undefined, rows }
@@ -110,7 +94,7 @@ class ApiPostgresDriver implements Driver {
     } catch (error) {
       throw new DatabaseUnavailableError(error)
     }
-    return new ApiPostgresConnection(client, this.#config.namedStatements)
+    return new ApiPostgresConnection(client)
   }
 
   async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {

@@ -13,7 +13,6 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite'
 import type { FromThread, StatementResult, ThreadError, ThreadOptions, ToThread, UpkeepReport } from './embedded.js'
 import { checkpointDue, naptimeMs, tablesDue, upkeepCommand, walEnd, type UpkeepStep } from './embedded-upkeep.js'
-import { PLAN_CACHE_MODE } from './statement-names.js'
 import { EMBEDDED_THREAD_NAME, nameThisThread } from './thread-name.js'
 
 // Dates stay `YYYY-MM-DD` strings: turning them into a Date would shift them by the
@@ -69,7 +68,6 @@ async function openPGlite (): Promise<PGlite | null> {
       ...(settings.length > 0 ? { postgresqlconf: settings } : {})
     })
     // The session's setting, for the whole life of its one connection.
-    await pglite.exec(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`)
     return pglite
   } catch (error) {
     // The opener says why and ends this thread.

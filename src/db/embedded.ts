@@ -18,7 +18,6 @@ import {
 } from 'kysely'
 import { lockDataDir, privateFiles } from './data-dir.js'
 import { beginTransaction, commitTransaction } from './dialect.js'
-import { statementName } from './statement-names.js'
 
 /** When the database thread does its upkeep on its own (embedded-thread.ts); null: the default. */
 export interface UpkeepTiming {
@@ -293,8 +292,6 @@ function closedError (): Error {
 
 export interface EmbeddedDialectConfig {
   database: EmbeddedDatabase
-  /** Send the statements of prepare() by name, parsed and planned once (DB_PREPARED_STATEMENTS). */
-  namedStatements: boolean
 }
 
 /** One request's connection: a session of the database thread. */
@@ -303,7 +300,7 @@ class EmbeddedConnection implements DatabaseConnection {
 
   async executeQuery<R> (compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     const text = compiledQuery.sql
-    const name = this.config.namedStatements ? statementName(text) : undefined
+    const name = undefined
     const { rows, command, rowCount } = await this.config.database.query(this.session, text, [...compiledQuery.parameters], name)
     // Kysely counts the rows of an update or delete from this.
     const counted = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'

@@ -6,7 +6,6 @@ import type { Config } from '../config.js'
 import { ApiPostgresDialect } from './dialect.js'
 import type { EmbeddedDatabase } from './embedded.js'
 import type { Database } from './types.js'
-import { PLAN_CACHE_MODE } from './statement-names.js'
 
 export type Db = Kysely<Database>
 
@@ -31,20 +30,17 @@ export interface DbOptions {
   poolSize: number
   statementTimeoutMs: number
   connectionTimeoutMs: number
-  /** Send the per-request statements as named prepared statements (not through PgBouncer < 1.21 in transaction mode). */
-  preparedStatements: boolean
 }
 
 /** The database options the configuration asks for. */
 export function dbOptions (config: Pick<Config,
-  'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'DB_STATEMENT_TIMEOUT_MS' | 'DB_CONNECTION_TIMEOUT_MS' | 'DB_PREPARED_STATEMENTS'>): DbOptions {
+  'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'DB_STATEMENT_TIMEOUT_MS' | 'DB_CONNECTION_TIMEOUT_MS'>): DbOptions {
   return {
     url: config.DATABASE_URL ?? null,
     dataDir: config.DATABASE_URL ? null : config.DATA_DIR,
     poolSize: config.DB_POOL_SIZE,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
-    preparedStatements: config.DB_PREPARED_STATEMENTS
+    connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS
   }
 }
 
@@ -62,8 +58,6 @@ export async function createDb (options: DbOptions, { log }: { log?: LogConfig }
       max: options.poolSize,
       connectionTimeoutMillis: options.connectionTimeoutMs,
       statement_timeout: options.statementTimeoutMs,
-      // A startup parameter, like statement_timeout (docs/deployment.md: PgBouncer).
-      options: `-c plan_cache_mode=${PLAN_CACHE_MODE}`,
       types
     })
     // A connection that dies must not take the process down: pg-pool listens for
@@ -72,12 +66,12 @@ export async function createDb (options: DbOptions, { log }: { log?: LogConfig }
     // and the pool discards the client when it is released.
     pool.on('error', () => {})
     pool.on('connect', (client) => { client.on('error', () => {}) })
-    return new Kysely<Database>({ dialect: new ApiPostgresDialect({ pool, namedStatements: options.preparedStatements }), log })
+    return new Kysely<Database>({ dialect: new ApiPostgresDialect({ pool }), log })
   }
   // PGlite in a thread of its own (embedded.ts), which takes the data directory's lock.
   const { EmbeddedDatabase, EmbeddedDialect } = await import('./embedded.js')
   const database = await EmbeddedDatabase.open(options.dataDir)
-  const db = new Kysely<Database>({ dialect: new EmbeddedDialect({ database, namedStatements: options.preparedStatements }), log })
+  const db = new Kysely<Database>({ dialect: new EmbeddedDialect({ database }), log })
   // Kysely closes a driver only once it has been used: use it now, so that
   // destroy() always closes PGlite and releases the lock.
   try {

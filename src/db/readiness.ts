@@ -22,7 +22,6 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   subscription_lists: ['SELECT', 'INSERT', 'UPDATE'], // made on a first mention (INSERT … ON CONFLICT DO UPDATE)
   subscriptions: ['SELECT', 'INSERT', 'UPDATE'], // a mention subscribes (INSERT … ON CONFLICT DO UPDATE returns one made meanwhile)
   notifications: ['SELECT', 'INSERT', 'UPDATE'], // a description change notifies; marking as read
-  project_children: ['SELECT'], // written only by triggers, through a function that runs as the tables' owner
   companies: ['SELECT'], // companies/get
   signing_keys: ['SELECT'], // read once, for page cursors
   webhooks: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // a change finds its endpoints; webhooks/*

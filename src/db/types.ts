@@ -181,69 +181,6 @@ export interface PersonJson {
   type: 'human' | 'guest'
 }
 
-/** The timeframe columns as JSON has them (dates as text). */
-type TimeframeJson = { [K in keyof TimeframeColumns]: K extends `${string}_date` ? string | null : TimeframeColumns[K] }
-
-/**
- * A project's children, built as JSON (migrations/20261128000000_project_children.ts)
- * and kept current by triggers. Timestamps are text, as PostgreSQL writes them in
- * JSON, in UTC.
- */
-export interface ProjectChildrenTable {
-  project_id: string
-  space_name: string
-  contributors: Array<{
-    id: string
-    role: ContributorRole
-    responsibility: string | null
-    access_level: number | null
-    person: PersonJson
-    is_subscribed: boolean
-  }>
-  goal: (TimeframeJson & {
-    id: string
-    name: string
-    status: string
-    closed_at: string | null
-    archived_at: string | null
-    inserted_at: string
-    updated_at: string
-  }) | null
-  key_resources: Array<{ id: string, title: string, link: string, resource_type: string }>
-  last_check_in: {
-    id: string
-    status: CheckInStatus
-    description: string | null
-    inserted_at: string
-    acknowledged_at: string | null
-    author: PersonJson
-    acknowledged_by: PersonJson | null
-  } | null
-  milestones: Array<{
-    id: string
-    title: string
-    status: 'pending' | 'done'
-    description: string | null
-    due_date: string | null
-    completed_at: string | null
-    inserted_at: string
-  }>
-  milestones_ordering_state: string[]
-  subscription_list: {
-    id: string
-    send_to_everyone: boolean
-    subscriptions: Array<{ id: string, type: SubscriptionsTable['type'], canceled: boolean, person: PersonJson }>
-  } | null
-  retrospective: {
-    id: string
-    content: string
-    closed_at: string | null
-    success_status: SuccessStatus | null
-    author: PersonJson
-  } | null
-  task_statuses: Array<{ id: string, label: string, color: ProjectTaskStatusesTable['color'], index: number, value: string, closed: boolean }>
-}
-
 export interface ApiTokensTable {
   id: Generated<string>
   person_id: string
@@ -363,7 +300,6 @@ export interface Database {
   project_task_statuses: ProjectTaskStatusesTable
   subscription_lists: SubscriptionListsTable
   subscriptions: SubscriptionsTable
-  project_children: ProjectChildrenTable
   api_tokens: ApiTokensTable
   activities: ActivitiesTable
   notifications: NotificationsTable

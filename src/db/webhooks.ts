@@ -1,11 +1,8 @@
 // A company's webhook endpoints, managed by its admins: each operation is one
-// statement that checks the token (db/caller.ts) and that its person is an admin
-// (of the company the endpoint is of), and does its work only then, so `admin` in
-// the answer says which it was.
+// statement that checks that its person is an admin (of the company the endpoint
+// is of), and does its work only then, so `admin` in the answer says which it was.
 import { sql, type Kysely } from 'kysely'
 import { jsonArrayFrom } from 'kysely/helpers/postgres'
-import { value, type RowOf } from './prepared.js'
-import { CALLER_PERSON, prepareForCaller, runAs, type Actor } from './caller.js'
 import type { Database, WebhookEvent } from './types.js'
 
 /** Endpoints one company may have: every change writes one delivery per endpoint. */
@@ -17,18 +14,16 @@ export const PREVIOUS_SECRET_HOURS = 24
 const WEBHOOK_COLUMNS = ['w.id', 'w.url', 'w.events', 'w.description', 'w.enabled', 'w.disabled_reason', 'w.disabled_at', 'w.inserted_at'] as const
 
 /** The caller, if an admin who is not suspended: the one check every operation here makes. */
-function admin (db: Kysely<Database>) {
+function admin (db: Kysely<Database>, personId: string) {
   return db.selectFrom('people as me')
-    .where('me.id', '=', CALLER_PERSON)
+    .where('me.id', '=', personId)
     .where('me.is_admin', '=', true)
     .where('me.suspended_at', 'is', null)
     .select(['me.id', 'me.company_id'])
 }
 
-const CREATE = prepareForCaller('write', {
-  url: value<string>(), events: value<WebhookEvent[]>(), description: value<string>(), secret: value<string>()
-}, (withCaller, v, db) => withCaller
-  .with('me', () => admin(db))
+const CREATE = (db: Kysely<Database>, personId: string, v: { url: string, events: WebhookEvent[], description: string, secret: string }) => db
+  .with('me', () => admin(db, personId))
   .with('room', (qb) => qb.selectFrom('me')
     .where((eb) => eb(eb.selectFrom('webhooks as w').whereRef('w.company_id', '=', 'me.company_id').select(sql<number>`count(*)::int`.as('n')), '<', WEBHOOKS_PER_COMPANY))
     .select(['me.id', 'me.company_id']))
@@ -39,68 +34,67 @@ const CREATE = prepareForCaller('write', {
       sql<string>`${v.description}::text`.as('description'), sql<string>`${v.secret}::text`.as('secret'), 'room.id'
     ]))
     .returningAll())
-  .selectFrom('caller')
-  .select((eb) => [
+  .selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('me').select(sql.lit(1).as('one'))).as('admin'),
     eb.exists(eb.selectFrom('room').select(sql.lit(1).as('one'))).as('room'),
     jsonArrayFrom(eb.selectFrom('made as w').select(WEBHOOK_COLUMNS)).as('webhooks')
-  ]))
+  ])
 
-export type WebhookRow = RowOf<typeof LIST.token>['webhooks'][number]
+type RowOf<Q extends (...args: any[]) => { executeTakeFirstOrThrow: () => Promise<unknown> }> = Awaited<ReturnType<ReturnType<Q>['executeTakeFirstOrThrow']>>
+
+export type WebhookRow = RowOf<typeof LIST>['webhooks'][number]
 
 export type Managed<T> = { outcome: 'forbidden' } | { outcome: 'not_found' } | { outcome: 'full' } | { outcome: 'done', value: T }
 
-export async function createWebhook (db: Kysely<Database>, actor: Actor, input: {
+export async function createWebhook (db: Kysely<Database>, personId: string, input: {
   url: string, events: WebhookEvent[], description: string, secret: string
 }): Promise<Managed<WebhookRow>> {
-  const [row] = await runAs(db, CREATE, actor, input)
-  if (row?.admin !== true) return { outcome: 'forbidden' }
+  const row = await CREATE(db, personId, input).executeTakeFirstOrThrow()
+  if (row.admin !== true) return { outcome: 'forbidden' }
   const [made] = row.webhooks
   if (made === undefined) return { outcome: 'full' }
   return { outcome: 'done', value: made }
 }
 
-const LIST = prepareForCaller('read', {}, (withCaller, _, db) => withCaller
-  .with('me', () => admin(db))
-  .selectFrom('caller')
-  .select((eb) => [
+const LIST = (db: Kysely<Database>, personId: string) => db
+  .with('me', () => admin(db, personId))
+  .selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('me').select(sql.lit(1).as('one'))).as('admin'),
     jsonArrayFrom(eb.selectFrom('webhooks as w')
       .innerJoin('me', 'me.company_id', 'w.company_id')
       .select(WEBHOOK_COLUMNS)
       .orderBy('w.inserted_at').orderBy('w.id')).as('webhooks')
-  ]))
+  ])
 
 /** The company's endpoints, oldest first. */
-export async function listWebhooks (db: Kysely<Database>, actor: Actor): Promise<Managed<WebhookRow[]>> {
-  const [row] = await runAs(db, LIST, actor, {})
-  if (row?.admin !== true) return { outcome: 'forbidden' }
+export async function listWebhooks (db: Kysely<Database>, personId: string): Promise<Managed<WebhookRow[]>> {
+  const row = await LIST(db, personId).executeTakeFirstOrThrow()
+  if (row.admin !== true) return { outcome: 'forbidden' }
   return { outcome: 'done', value: row.webhooks }
 }
 
-const DELETE = prepareForCaller('write', { id: value<string>() }, (withCaller, v, db) => withCaller
-  .with('me', () => admin(db))
+const DELETE = (db: Kysely<Database>, personId: string, v: { id: string }) => db
+  .with('me', () => admin(db, personId))
   .with('gone', (qb) => qb.deleteFrom('webhooks')
     .using('me')
     .whereRef('webhooks.company_id', '=', 'me.company_id')
     .where('webhooks.id', '=', v.id)
     .returning('webhooks.id'))
-  .selectFrom('caller')
-  .select((eb) => [
+  .selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('me').select(sql.lit(1).as('one'))).as('admin'),
     eb.exists(eb.selectFrom('gone').select(sql.lit(1).as('one'))).as('deleted')
-  ]))
+  ])
 
 /** Deletes an endpoint of the person's company, with its deliveries: none is made after. */
-export async function deleteWebhook (db: Kysely<Database>, actor: Actor, id: string): Promise<Managed<null>> {
-  const [row] = await runAs(db, DELETE, actor, { id })
-  if (row?.admin !== true) return { outcome: 'forbidden' }
+export async function deleteWebhook (db: Kysely<Database>, personId: string, id: string): Promise<Managed<null>> {
+  const row = await DELETE(db, personId, { id }).executeTakeFirstOrThrow()
+  if (row.admin !== true) return { outcome: 'forbidden' }
   if (row.deleted !== true) return { outcome: 'not_found' }
   return { outcome: 'done', value: null }
 }
 
-const ROTATE = prepareForCaller('write', { id: value<string>(), secret: value<string>() }, (withCaller, v, db) => withCaller
-  .with('me', () => admin(db))
+const ROTATE = (db: Kysely<Database>, personId: string, v: { id: string, secret: string }) => db
+  .with('me', () => admin(db, personId))
   .with('rotated', (qb) => qb.updateTable('webhooks as w')
     .from('me')
     .whereRef('w.company_id', '=', 'me.company_id')
@@ -111,31 +105,29 @@ const ROTATE = prepareForCaller('write', { id: value<string>(), secret: value<st
       secret: sql`${v.secret}::text`
     }))
     .returningAll('w'))
-  .selectFrom('caller')
-  .select((eb) => [
+  .selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('me').select(sql.lit(1).as('one'))).as('admin'),
     jsonArrayFrom(eb.selectFrom('rotated as w').select(WEBHOOK_COLUMNS)).as('webhooks')
-  ]))
+  ])
 
 /**
  * Gives an endpoint a new secret; the one it replaces keeps signing, as a second
  * signature, for PREVIOUS_SECRET_HOURS (one rotated before that stops at once).
  */
-export async function rotateWebhookSecret (db: Kysely<Database>, actor: Actor, id: string, secret: string): Promise<Managed<WebhookRow>> {
-  const [row] = await runAs(db, ROTATE, actor, { id, secret })
-  if (row?.admin !== true) return { outcome: 'forbidden' }
+export async function rotateWebhookSecret (db: Kysely<Database>, personId: string, id: string, secret: string): Promise<Managed<WebhookRow>> {
+  const row = await ROTATE(db, personId, { id, secret }).executeTakeFirstOrThrow()
+  if (row.admin !== true) return { outcome: 'forbidden' }
   const [rotated] = row.webhooks
   return rotated === undefined ? { outcome: 'not_found' } : { outcome: 'done', value: rotated }
 }
 
-const DELIVERIES = prepareForCaller('read', { id: value<string>(), limit: value<number>() }, (withCaller, v, db) => withCaller
-  .with('me', () => admin(db))
+const DELIVERIES = (db: Kysely<Database>, personId: string, v: { id: string, limit: number }) => db
+  .with('me', () => admin(db, personId))
   .with('hook', (qb) => qb.selectFrom('webhooks as w')
     .innerJoin('me', 'me.company_id', 'w.company_id')
     .where('w.id', '=', v.id)
     .select('w.id'))
-  .selectFrom('caller')
-  .select((eb) => [
+  .selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('me').select(sql.lit(1).as('one'))).as('admin'),
     eb.exists(eb.selectFrom('hook').select(sql.lit(1).as('one'))).as('found'),
     jsonArrayFrom(eb.selectFrom('webhook_deliveries as d')
@@ -146,14 +138,14 @@ const DELIVERIES = prepareForCaller('read', { id: value<string>(), limit: value<
       ])
       .orderBy('d.inserted_at', 'desc').orderBy('d.id', 'desc')
       .limit(v.limit)).as('deliveries')
-  ]))
+  ])
 
-export type DeliveryRow = RowOf<typeof DELIVERIES.token>['deliveries'][number]
+export type DeliveryRow = RowOf<typeof DELIVERIES>['deliveries'][number]
 
 /** An endpoint's latest deliveries, newest first. */
-export async function listDeliveries (db: Kysely<Database>, actor: Actor, id: string, limit: number): Promise<Managed<DeliveryRow[]>> {
-  const [row] = await runAs(db, DELIVERIES, actor, { id, limit })
-  if (row?.admin !== true) return { outcome: 'forbidden' }
+export async function listDeliveries (db: Kysely<Database>, personId: string, id: string, limit: number): Promise<Managed<DeliveryRow[]>> {
+  const row = await DELIVERIES(db, personId, { id, limit }).executeTakeFirstOrThrow()
+  if (row.admin !== true) return { outcome: 'forbidden' }
   if (row.found !== true) return { outcome: 'not_found' }
   return { outcome: 'done', value: row.deliveries }
 }

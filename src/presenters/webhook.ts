@@ -2,7 +2,7 @@
 import type { DeliveryRow, WebhookRow } from '../db/webhooks.js'
 import { shortId } from '../ids.js'
 import type { Delivery, Webhook } from '../schemas/webhooks.js'
-import { iso, isoOrNull } from './project.js'
+import { iso, isoOrNull } from '../projects/presenter.js'
 
 export function toWebhook (row: WebhookRow): Webhook {
   return {

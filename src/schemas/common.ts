@@ -3,13 +3,13 @@ import Type, { type Static, type TSchema, type TSchemaOptions, type TUnsafe } fr
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
-/** The headers of a page (projects/list, notifications/list), which is sent gzip-compressed to a client that accepts it (plugins/answers.ts, sendPage). */
+/** The headers of a page (projects/list, notifications/list), which is sent gzip-compressed to a client that accepts it (@fastify/compress). */
 export const PAGE_HEADERS = {
   'Content-Encoding': {
     type: 'string',
     enum: ['gzip'],
     description: '`gzip` when the request\'s Accept-Encoding accepts gzip (with a weight no lower than identity\'s): the page ' +
-      'compressed, Content-Length its compressed length. Absent otherwise, and from a server that keeps no answers (ANSWER_CACHE_MB=0).'
+      'compressed, Content-Length its compressed length. Absent otherwise.'
   },
   Vary: { type: 'string', enum: ['Accept-Encoding'], description: 'The page varies with Accept-Encoding' }
 }
@@ -34,14 +34,12 @@ export function Shared<T extends TSchema> (schema: T, options?: TSchemaOptions):
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp', examples: ['2026-11-21T09:30:00.000Z'] })
 export const DateOnly = Type.String({ format: 'date', description: 'Calendar date', examples: ['2026-12-31'] })
 /**
- * Operately's `include_*` flags (`true` or `false`), accepted on every query for
- * its clients' sake and ignored: the answer is the same whatever they say. The
- * flags an operation does act on (`own`) are its own properties, so the pattern
- * leaves them out.
+ * Operately's `include_*` flags of one operation (`true` or `false`), accepted for
+ * its clients' sake and ignored: the answer is the same whatever they say. Only
+ * the operation's own flags: any other query parameter is 400.
  */
-export function operatelyFlags (...own: string[]) {
-  const except = own.length === 0 ? '' : `(?!(?:${own.map((name) => name.replace(/^include_/, '')).join('|')})$)`
-  return { [`^include_${except}[a-z0-9_]+$`]: Type.Enum(['true', 'false'], { description: 'Accepted for compatibility; ignored' }) }
+export function operatelyFlags (...names: string[]) {
+  return Object.fromEntries(names.map((name) => [name, Type.Optional(Type.Enum(['true', 'false'], { description: 'Accepted for compatibility with Operately; changes nothing' }))]))
 }
 
 export const Id = Type.String({ description: 'Public id: base62 of a UUID, optionally after a slug and a dash', examples: ['1S9sHJdXziGMetRhKlyYI1'] })

@@ -3,12 +3,12 @@
 // OpenAPI document lists them as its components under the same names.
 import type { TSchema } from 'typebox'
 import { ErrorSchema, schemaId } from './common.js'
-import { CompanySchema } from './companies.js'
+import { CompanySchema } from '../companies/schemas.js'
 import {
   AccessLevelsSchema, CheckInSchema, ContributorSchema, GoalSchema, KeyResourceSchema, MilestoneSchema,
   NotificationSchema, PermissionsSchema, PersonSchema, ProjectSchema, RetrospectiveSchema, SpaceSchema,
   SubscriberSchema, SubscriptionListSchema, TaskStatusSchema, TimeframeSchema
-} from './projects.js'
+} from '../projects/schemas.js'
 import { DeliverySchema, WebhookSchema } from './webhooks.js'
 
 const SHARED: TSchema[] = [

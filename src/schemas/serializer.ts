@@ -9,8 +9,8 @@
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { COMPONENTS } from './components.js'
 import type { Static } from 'typebox'
-import { NotificationListResponseSchema } from './notifications.js'
-import { ProjectSchema, type Project } from './projects.js'
+import { NotificationListResponseSchema } from '../notifications/schemas.js'
+import { ProjectSchema, type Project } from '../projects/schemas.js'
 
 type Schema = Record<string, unknown>
 

@@ -4,7 +4,7 @@
 // must hold exactly where the level is high enough.
 import t from 'tap'
 import { sql } from 'kysely'
-import { ACCESS, accessLevel, contributorLevel, hasAccess } from '../../src/db/access.js'
+import { ACCESS, accessLevel, contributorLevel, hasAccess } from '../../src/projects/access.js'
 import type { AccessLevel } from '../../src/db/types.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace } from '../helper.js'
 

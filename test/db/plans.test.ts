@@ -13,7 +13,7 @@ import t from 'tap'
 import { CompiledQuery, sql, type LogEvent } from 'kysely'
 import { explainPrepared, withPrepared } from '../../bench/plan.js'
 import { shortId } from '../../src/ids.js'
-import { ifMatchTags } from '../../src/routes/projects/conditional.js'
+import { ifMatchTags } from '../../src/projects/conditional.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 type Json = Record<string, unknown>

@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http'
 import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
-import { revokeToken, tokenDigest, TOKEN_PREFIX } from '../../src/db/tokens.js'
+import { revokeToken, tokenDigest, TOKEN_PREFIX } from '../../src/auth/tokens.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'

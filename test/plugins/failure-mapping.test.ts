@@ -7,7 +7,7 @@ import t from 'tap'
 import { DatabaseUnavailableError } from '../../src/db/dialect.js'
 import { createDb } from '../../src/db/index.js'
 import { databaseOptions } from '../database.js'
-import { toApiError } from '../../src/plugins/errors.js'
+import { toApiError } from '../../src/http/errors.js'
 import { build } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'

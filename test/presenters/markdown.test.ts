@@ -5,8 +5,8 @@
 import t from 'tap'
 import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
-import { projectMarkdown, richTextMarkdown } from '../../src/presenters/markdown.js'
-import type { Person, Project } from '../../src/schemas/projects.js'
+import { projectMarkdown, richTextMarkdown } from '../../src/projects/markdown.js'
+import type { Person, Project } from '../../src/projects/schemas.js'
 
 const runs = Number(process.env.FUZZ_RUNS ?? 1)
 const md = new MarkdownIt('commonmark')

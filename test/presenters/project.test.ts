@@ -3,19 +3,11 @@
 // shaped as the aggregate returns it.
 import t from 'tap'
 import { Value } from 'typebox/value'
-import { KEPT_COLUMNS, PERSONAL_COLUMNS, type ProjectText, type ProjectView } from '../../src/db/project-aggregate.js'
-import fc from 'fast-check'
-import {
-  iso, nextMilestone, permissions, privacy, projectAnswer, projectStatus, subscriberRole, toProject, toTimeframe, writeProjectAnswer
-} from '../../src/presenters/project.js'
-import { AnswerCache, plainAnswer, type AnswerPart } from '../../src/plugins/answers.js'
-import { CHILDREN_FIELDS, PROJECT_RUNS, writeProject } from '../../src/schemas/serializer.js'
-import { ProjectSchema } from '../../src/schemas/projects.js'
+import type { ProjectRow } from '../../src/projects/query.js'
+import { iso, nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe } from '../../src/projects/presenter.js'
+import { ProjectSchema } from '../../src/projects/schemas.js'
 import { COMPONENTS } from '../../src/schemas/components.js'
 import { shortId } from '../../src/ids.js'
-
-/** An answer's parts as the text a client that does not accept gzip is sent. */
-const plain = (parts: readonly AnswerPart[]) => Buffer.concat(plainAnswer(parts)).toString()
 
 t.test('status: result when closed, then paused, outdated, the last check-in, pending', async (t) => {
   const base = { state: 'active' as const, success_status: null, is_outdated: false, last_check_in: null }
@@ -86,7 +78,7 @@ const UUIDS = {
 const alice = { id: UUIDS.alice, full_name: 'Alice Johnson', email: 'alice@acme.test', title: 'Product Manager', avatar_url: null, type: 'human' as const }
 const carol = { id: UUIDS.carol, full_name: 'Carol Martinez', email: 'carol@acme.test', title: null, avatar_url: null, type: 'human' as const }
 
-function row (overrides: Partial<ProjectView> = {}): ProjectView {
+function row (overrides: Partial<Record<keyof ProjectRow, unknown>> = {}): ProjectRow {
   return {
     id: UUIDS.project,
     name: 'Website Redesign',
@@ -134,7 +126,7 @@ function row (overrides: Partial<ProjectView> = {}): ProjectView {
     task_statuses: [],
     level: 100,
     ...overrides
-  } as ProjectView
+  } as ProjectRow
 }
 
 t.test('toProject: the wire object of SPEC part 7 from an aggregate row', async (t) => {
@@ -166,155 +158,10 @@ t.test('toProject: the wire object of SPEC part 7 from an aggregate row', async 
   t.same(archived.permissions, permissions(10))
 })
 
-t.test('iso: PostgreSQL\'s JSON timestamps rewritten as Date#toISOString writes them; anything else through Date', async (t) => {
+t.test('iso: PostgreSQL\'s JSON timestamps written as Date#toISOString writes them', async (t) => {
   t.equal(iso('2026-11-24T10:00:00.123456+00:00'), '2026-11-24T10:00:00.123Z', 'extra digits truncated')
   t.equal(iso('2026-11-24T10:00:00.12+00:00'), '2026-11-24T10:00:00.120Z')
   t.equal(iso('2026-11-24T10:00:00+00:00'), '2026-11-24T10:00:00.000Z', 'no fraction')
   t.equal(iso('2026-11-24T11:00:00.5+01:00'), '2026-11-24T10:00:00.500Z', 'another offset')
   t.equal(iso(new Date('2026-11-24T10:00:00Z')), '2026-11-24T10:00:00.000Z')
-  // PostgreSQL's form of any instant from year 1000 to 9999, microseconds with trailing zeros dropped.
-  const postgresForm = fc.tuple(fc.integer({ min: Date.UTC(1000, 0, 1), max: Date.UTC(9999, 11, 31) }), fc.integer({ min: 0, max: 999 }))
-    .map(([ms, micros]) => {
-      const [seconds, fraction] = new Date(ms).toISOString().slice(0, -1).split('.')
-      const digits = `${fraction}${String(micros).padStart(3, '0')}`.replace(/0+$/, '')
-      return `${seconds}${digits ? `.${digits}` : ''}+00:00`
-    })
-  fc.assert(fc.property(postgresForm, (text) => iso(text) === new Date(text).toISOString()), { numRuns: 5000 })
-  t.pass('5000 instants agree with Date')
-
-  // Near misses go through Date, as a regular expression of the form would send them:
-  // any string, from PostgreSQL's form with a character changed, added or removed.
-  const FORM = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00:00$/
-  const reference = (text: string) => {
-    const utc = FORM.exec(text)
-    return utc !== null ? `${utc[1]}.${((utc[2] ?? '') + '000').slice(0, 3)}Z` : new Date(text).toISOString()
-  }
-  const outcome = (f: () => string) => {
-    try {
-      return f()
-    } catch (error) {
-      return `throws ${(error as Error).name}`
-    }
-  }
-  const edited = fc.tuple(postgresForm, fc.nat(), fc.constantFrom('', '0', '9', '.', '+', '-', ':', 'T', ' ', 'Z', 'a', '٣'), fc.constantFrom('replace', 'insert', 'remove'))
-    .map(([text, at, c, how]) => {
-      const i = at % (text.length + 1)
-      return how === 'insert' ? text.slice(0, i) + c + text.slice(i) : text.slice(0, i) + (how === 'replace' ? c : '') + text.slice(i + 1)
-    })
-  fc.assert(fc.property(edited, (text) => outcome(() => iso(text)) === outcome(() => reference(text))), { numRuns: 20000 })
-  for (const text of ['2026-11-24T10:00:00.1234567+00:00', '2026-11-24T10:00:00.+00:00', '2026-11-24T10:00:00+01:00', '12026-11-24T10:00:00+00:00', '2026-11-24 10:00:00+00:00']) {
-    t.equal(outcome(() => iso(text)), outcome(() => reference(text)), text)
-  }
-  t.pass('20000 edited forms agree with the form as a regular expression reads it')
-})
-
-/** A changed project whose children's version the statement did not tell: its children kept by their text alone. */
-const changed = (read: ProjectText) => ({ ...read, etag: '', childrenVersion: null, childrenKept: false })
-
-/** A read project whose version the statement did not tell: kept by its text alone. */
-const unversioned = (read: ProjectText) => ({ ...read, version: null, kept: false })
-
-/** A row's aggregate text as PostgreSQL writes it: the project's own columns, its children's (KEPT_COLUMNS), the reader's (PERSONAL_COLUMNS) last. */
-function aggregate (r: ProjectView): ProjectText {
-  const { level, ...columns } = r
-  const last = new Set<string>([...KEPT_COLUMNS, ...PERSONAL_COLUMNS])
-  const ordered: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(columns)) if (!last.has(key)) ordered[key] = value
-  for (const key of [...KEPT_COLUMNS, ...PERSONAL_COLUMNS]) ordered[key] = columns[key]
-  return { level, aggregate: JSON.stringify(ordered) }
-}
-
-const person = (n: number, title: string | null = null) => ({ id: `0b0a6a5e-8f5b-4b8e-9a53-1d1f4f0f9b${String(n).padStart(2, '0')}`, full_name: `Person "${n}" é`, email: `p${n}@acme.test`, title, avatar_url: null, type: 'human' as const })
-
-/** Rows with every child present: a goal, a check-in, a retrospective, a subscription list, statuses and resources. */
-const full = (overrides: Partial<ProjectView> = {}) => row({
-  goal: { id: UUIDS.milestone2, name: 'Grow "revenue"', status: 'active', closed_at: null, archived_at: null, inserted_at: '2026-01-01T00:00:00+00:00', updated_at: '2026-02-01T00:00:00.5+00:00', timeframe_start_type: 'day', timeframe_start_value: 'Jan 1', timeframe_start_date: '2026-01-01', timeframe_end_type: null, timeframe_end_value: null, timeframe_end_date: null },
-  last_check_in: { id: UUIDS.milestone1, status: 'caution', description: '{"type":"doc"}', inserted_at: '2026-11-20T09:00:00.25+00:00', acknowledged_at: null, author: person(1), acknowledged_by: null },
-  retrospective: { id: UUIDS.contributor, content: '{}', closed_at: '2026-11-21T00:00:00+00:00', success_status: 'achieved', author: person(2) },
-  subscription_list: { id: UUIDS.space, send_to_everyone: false, subscriptions: [{ id: UUIDS.champion, type: 'invited', canceled: false, person: person(3, 'Engineer') }] },
-  task_statuses: [{ id: UUIDS.alice, label: 'To do', color: 'gray', index: 0, value: 'pending', closed: false }],
-  key_resources: [{ id: UUIDS.carol, title: 'Spec \\ "draft"', link: 'https://x.test/a?b="c"', resource_type: 'link' }],
-  notifications: [{ id: UUIDS.project, action: 'project_renamed', read: false, read_at: null, inserted_at: '2026-11-22T00:00:00+00:00' }],
-  ...overrides
-} as Partial<ProjectView>)
-
-const writtenWhole = (r: ProjectView) => `{"project":${writeProject(toProject(r))}}`
-
-t.test('PROJECT_RUNS: the schema\'s fields once each, in order, and joined they are writeProject\'s bytes', async (t) => {
-  t.same(PROJECT_RUNS.flatMap((run) => run.fields), Object.keys(ProjectSchema.properties), 'every field, in the schema\'s order')
-  t.same(PROJECT_RUNS.filter((run) => run.children).flatMap((run) => run.fields), CHILDREN_FIELDS, 'the children\'s fields are the children runs\'')
-  t.ok(PROJECT_RUNS.every((run, i) => i === 0 || run.children !== PROJECT_RUNS[i - 1]!.children), 'runs alternate')
-  for (const [what, r] of [['a plain project', row()], ['every child present', full()], ['closed, archived, no contributors', full({ state: 'closed', success_status: 'missed', archived_at: '2026-11-25T00:00:00+00:00', contributors: [], my_role: null, level: 10 })]] as const) {
-    const project = toProject(r)
-    t.equal(`{${PROJECT_RUNS.map((run) => run.write(project)).join(',')}}`, writeProject(project), what)
-  }
-})
-
-t.test('a changed project\'s answer: its children written once, kept by their text, then taken for the next change; always the bytes written whole', async (t) => {
-  const answers = new AnswerCache(1 << 20)
-  const first = full()
-  t.equal(writeProjectAnswer(answers, changed(aggregate(first)), new Map()).toString(), writtenWhole(first), 'first change: written whole')
-  t.equal(answers.count, 1, 'its children kept')
-  t.equal(answers.partHits, 0)
-
-  // Another name, time, reader and reader's part: only the project's own fields and the reader's differ.
-  const renamed = full({ name: 'Renamed "again" 🚀', updated_at: '2026-11-26T12:00:00.987654+00:00', is_pinned: false, my_role: null, notifications: [], level: 40 })
-  const second = writeProjectAnswer(answers, changed(aggregate(renamed)), new Map()).toString()
-  t.equal(answers.partHits, 1, 'next change: children taken from memory')
-  t.equal(second, writtenWhole(renamed), 'the same bytes as written whole')
-  t.equal(JSON.parse(second).project.goal_id, toProject(renamed).goal_id, 'goal_id from the kept goal')
-  t.equal(JSON.parse(second).project.status, 'caution', 'status from the kept check-in')
-  t.equal(answers.count, 1, 'nothing more kept')
-
-  // The status decided by the project's own columns over the kept check-in.
-  const paused = full({ state: 'paused' })
-  t.equal(writeProjectAnswer(answers, changed(aggregate(paused)), new Map()).toString(), writtenWhole(paused), 'paused: its own state wins')
-  t.equal(answers.partHits, 2)
-
-  // A child changed: its text is new, so nothing kept is taken.
-  const retitled = full({ milestones: [{ ...first.milestones[0]!, title: 'Launch, moved' }, first.milestones[1]!] })
-  t.equal(writeProjectAnswer(answers, changed(aggregate(retitled)), new Map()).toString(), writtenWhole(retitled), 'a child changed: written whole')
-  t.equal(answers.partHits, 2, 'not from memory')
-  t.equal(answers.count, 2, 'the new children kept beside the old')
-
-  // A read of a changed project writes from the kept children, and keeps the whole project it writes.
-  const read = full({ name: 'Read after the change' })
-  const before = answers.count
-  t.equal(plain(projectAnswer(answers, unversioned(aggregate(read)), new Map())), writtenWhole(read), 'a read: the bytes written whole')
-  t.equal(answers.partHits, 3, 'from the children a change kept')
-  t.equal(answers.count, before + 1, 'the read keeps its project')
-})
-
-t.test('a read project is kept compressed, and written again from its pieces byte for byte', async (t) => {
-  const answers = new AnswerCache(1 << 20)
-  const read = full({ description: JSON.stringify({ type: 'doc', content: Array.from({ length: 40 }, (_, i) => ({ type: 'paragraph', content: [{ type: 'text', text: `Paragraph ${i} of a long description.` }] })) }) })
-  const whole = writtenWhole(read)
-  t.equal(plain(projectAnswer(answers, unversioned(aggregate(read)), new Map())), whole, 'written: its bytes')
-  t.equal(answers.count, 1)
-  t.ok(answers.bytes < Buffer.byteLength(whole) / 3, `kept in ${answers.bytes} bytes, under a third of its ${Buffer.byteLength(whole)}`)
-  const again = projectAnswer(answers, unversioned(aggregate(read)), new Map())
-  t.equal(answers.hits, 1, 'asked again: from memory')
-  t.ok(again.some((part) => !Buffer.isBuffer(part)), 'as its kept pieces')
-  t.equal(plain(again), whole, 'the same bytes')
-  // Another reader: their own fields, between the same pieces.
-  const other = full({ description: read.description, is_pinned: false, my_role: null, notifications: [], level: 40 })
-  t.equal(plain(projectAnswer(answers, unversioned(aggregate(other)), new Map())), writtenWhole(other), 'another reader: their fields')
-  t.equal(answers.hits, 2)
-})
-
-t.test('a read keeps no children of its own; with nothing kept, a change is written whole every time', async (t) => {
-  const answers = new AnswerCache(1 << 20)
-  t.equal(plain(projectAnswer(answers, unversioned(aggregate(full())), new Map())), writtenWhole(full()))
-  t.equal(answers.count, 1, 'only the read project')
-  const renamed = full({ name: 'After the read' })
-  t.equal(writeProjectAnswer(answers, changed(aggregate(renamed)), new Map()).toString(), writtenWhole(renamed))
-  t.equal(answers.partHits, 0, 'the change wrote its children')
-
-  const none = new AnswerCache(0)
-  for (const name of ['One', 'Two']) {
-    const r = full({ name })
-    t.equal(writeProjectAnswer(none, changed(aggregate(r)), new Map()).toString(), writtenWhole(r), `${name}: written whole`)
-  }
-  t.equal(none.count, 0, 'ANSWER_CACHE_MB=0 keeps nothing')
-  t.equal(none.partHits, 0)
 })

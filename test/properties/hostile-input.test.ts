@@ -18,7 +18,7 @@ import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
-import { revokeToken } from '../../src/db/tokens.js'
+import { revokeToken } from '../../src/auth/tokens.js'
 import { shortId } from '../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 

@@ -7,7 +7,7 @@ import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import type { RouteOptions } from 'fastify'
 import { buildSerializer, nullableForSerializer } from '../../src/schemas/serializer.js'
 import { COMPONENTS } from '../../src/schemas/components.js'
-import { ProjectResponseSchema } from '../../src/schemas/projects.js'
+import { ProjectResponseSchema } from '../../src/projects/schemas.js'
 import { build } from '../helper.js'
 
 type Schema = Record<string, unknown>

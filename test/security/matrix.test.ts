@@ -12,7 +12,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import type { Db } from '../../src/db/index.js'
-import { revokeToken } from '../../src/db/tokens.js'
+import { revokeToken } from '../../src/auth/tokens.js'
 import { shortId } from '../../src/ids.js'
 import { build, createCompany, createPerson, createProject, createSpace, notifyOf, tokenFor } from '../helper.js'
 

@@ -12,9 +12,9 @@ import {
 } from '../../schemas/webhooks.js'
 import { checkWebhookUrl, TargetRefused } from '../../webhooks/targets.js'
 import { newWebhookSecret } from '../../webhooks/secrets.js'
-import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../responses.js'
-import { requireId } from '../projects/rules.js'
-import { pageParameter } from '../paging.js'
+import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../../http/responses.js'
+import { requireId } from '../../projects/rules.js'
+import { pageParameter } from '../../http/paging.js'
 import { ErrorSchema, Shared } from '../../schemas/common.js'
 
 const forbidden = () => new ApiError(403, 'forbidden', "only the company's admins manage webhooks")
@@ -86,7 +86,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
       throw error
     }
     const secret = newWebhookSecret()
-    const webhook = done(await createWebhook(fastify.db, request.caller, {
+    const webhook = done(await createWebhook(fastify.db, request.caller.personId, {
       url: url.href,
       events: body.events ?? [...WEBHOOK_EVENTS],
       description: body.description ?? '',
@@ -105,7 +105,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
       querystring: ListWebhooksQuerySchema,
       response: { 200: WebhookListResponseSchema, ...query, 404: NOTHING }
     }
-  }, async (request) => ({ webhooks: done(await listWebhooks(fastify.db, request.caller)).map(toWebhook) }))
+  }, async (request) => ({ webhooks: done(await listWebhooks(fastify.db, request.caller.personId)).map(toWebhook) }))
 
   fastify.post('/delete', {
     schema: {
@@ -119,7 +119,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
       response: { 200: DeletedResponseSchema, ...mutation, 400: invalidExample('/id', 'must not be blank') }
     }
   }, async (request) => {
-    done(await deleteWebhook(fastify.db, request.caller, webhookId(request.body.id, '/id')))
+    done(await deleteWebhook(fastify.db, request.caller.personId, webhookId(request.body.id, '/id')))
     return {}
   })
 
@@ -137,7 +137,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
     }
   }, async (request) => {
     const secret = newWebhookSecret()
-    const webhook = done(await rotateWebhookSecret(fastify.db, request.caller, webhookId(request.body.id, '/id'), secret))
+    const webhook = done(await rotateWebhookSecret(fastify.db, request.caller.personId, webhookId(request.body.id, '/id'), secret))
     return { webhook: toWebhook(webhook), secret }
   })
 
@@ -156,7 +156,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
   }, async (request) => {
     const id = webhookId(request.query.webhook_id, '/webhook_id')
     const limit = pageParameter(request.query.limit, '/limit', DELIVERY_PAGE)
-    return { deliveries: done(await listDeliveries(fastify.db, request.caller, id, limit)).map(toDelivery) }
+    return { deliveries: done(await listDeliveries(fastify.db, request.caller.personId, id, limit)).map(toDelivery) }
   })
 }
 

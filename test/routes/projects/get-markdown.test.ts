@@ -216,6 +216,18 @@ t.test('without the flag, or with false, the answer is exactly { project }; othe
   const flagged = await get(rich.publicId, { include_markdown: 'true', include_milestones: 'true', include_contributors: 'false' })
   t.equal(flagged.body, (await get(rich.publicId, { include_markdown: 'true' })).body)
   t.equal((await get(rich.publicId, { include_milestones: 'true' })).body, plain.body)
+  // Every flag of Operately's projects/get, at once.
+  const operately = ['include_contributors', 'include_goal', 'include_last_check_in', 'include_milestones', 'include_permissions',
+    'include_champion', 'include_reviewer', 'include_space', 'include_resource_hub', 'include_contributors_access_levels',
+    'include_access_levels', 'include_privacy', 'include_retrospective', 'include_potential_subscribers',
+    'include_unread_notifications', 'include_subscription_list']
+  t.equal((await get(rich.publicId, Object.fromEntries(operately.map((flag) => [flag, 'true'])))).body, plain.body)
+})
+
+t.test('an include_* flag Operately does not have is an unknown parameter: 400 naming it', async (t) => {
+  for (const flag of ['include_evil', 'include_archived', 'include_everything']) {
+    expectInvalidInput(t, await get(rich.publicId, { [flag]: 'true' }), `/${flag}`, `${flag} is not allowed`)
+  }
 })
 
 t.test('include_markdown other than true/false is 400; an invisible project is the 404 of an unknown one', async (t) => {

@@ -11,7 +11,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { loadDemo } from '../../../src/db/demo.js'
 import { decodeId, shortId, sluggedId } from '../../../src/ids.js'
-import { LIST_LIMIT } from '../../../src/schemas/projects.js'
+import { LIST_LIMIT } from '../../../src/projects/schemas.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, expectInvalidInput, tokenFor } from '../../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -412,6 +412,10 @@ t.test('include_archived: archived projects only when true; flags are "true" or 
   for (const unknown of ['id', 'page', 'per_page', 'order', 'archived', 'space']) {
     expectInvalidInput(t, await api.admin.list({ [unknown]: '1' }), `/${unknown}`, `${unknown} is not allowed`)
   }
+  // Flags that are not Operately's are unknown parameters like any other.
+  for (const unknown of ['include_evil', 'include_markdown', 'include_permissions']) {
+    expectInvalidInput(t, await api.admin.list({ [unknown]: 'true' }), `/${unknown}`, `${unknown} is not allowed`)
+  }
 })
 
 // ---- Cursors -----------------------------------------------------------------------
@@ -485,7 +489,7 @@ async function counted (request: () => Promise<LightMyRequestResponse>) {
   return { res, sql: [...statements] }
 }
 
-t.test('one statement per page, the token check included, whatever the page size and the size of the projects', async (t) => {
+t.test('one statement reads a page, besides the token\'s, whatever the page size and the size of the projects', async (t) => {
   const company = await createCompany(db, 'Large Projects Co')
   const reader = await createPerson(db, company.id, { fullName: 'Large Reader' })
   const space = await createSpace(db, company.id, [reader.id], 'Large')
@@ -505,6 +509,8 @@ t.test('one statement per page, the token check included, whatever the page size
   const caller = client(app, (await tokenFor(db, reader.email)).token)
   const inSpace = { space_id: shortId(space.id) }
   const isTokenLookup = (text: string) => /api_tokens/.test(text)
+  // The token's lookup (and, once a minute, the record of its use), then the page.
+  const pageStatements = (sent: string[]) => sent.filter((text) => !isTokenLookup(text))
 
   let cursor: string | null = null
   const seen: string[] = []
@@ -513,8 +519,9 @@ t.test('one statement per page, the token check included, whatever the page size
       const { res, sql: sent } = await counted(() => caller.list({ ...inSpace, limit: String(limit), ...(cursor === null ? {} : { cursor }) }))
       t.equal(res.statusCode, 200)
       const page = res.json<Page>()
-      t.equal(sent.length, 1, `limit ${limit}, ${page.projects.length} projects: ${sent.length} statements`)
-      t.ok(isTokenLookup(sent[0]!) && /from "projects"/.test(sent[0]!), 'the token check and the page, together')
+      const reads = pageStatements(sent)
+      t.equal(reads.length, 1, `limit ${limit}, ${page.projects.length} projects: ${reads.length} statements`)
+      t.ok(/from "projects"/.test(reads[0]!), 'the page, in one statement')
       for (const p of page.projects) {
         t.equal((p.milestones as unknown[]).length, 50)
         t.equal((p.contributors as unknown[]).length, 40)
@@ -528,7 +535,7 @@ t.test('one statement per page, the token check included, whatever the page size
   const second = (await caller.list({ ...inSpace, limit: '1' })).json<Page>().next_cursor!
   const { res, sql: sent } = await counted(() => caller.list({ ...inSpace, limit: '1', cursor: second }))
   t.equal(res.statusCode, 200)
-  t.equal(sent.length, 1, 'a page after a cursor: the same')
+  t.equal(pageStatements(sent).length, 1, 'a page after a cursor: the same')
   const refused = await counted(() => caller.list({ cursor: 'garbage' }))
   t.equal(refused.res.statusCode, 400)
   t.equal(refused.sql.length, 1, 'a bad cursor costs only the token lookup')

@@ -1,0 +1,143 @@
+// Two budgets (@fastify/rate-limit), both in this process by default and shared by
+// every instance through Redis with REDIS_URL:
+// - requests per token per window (per client address for requests without one);
+// - failed authentications per client address per window. Once an address has
+//   spent it, its requests are refused before their token is looked up, so a flood
+//   of made-up tokens (each with a fresh per-token budget) stops costing database
+//   lookups; tokens that authenticated before in this process are still served,
+//   under their own budget.
+// Over either: 429 in the error envelope with Retry-After.
+import fp from 'fastify-plugin'
+import rateLimit from '@fastify/rate-limit'
+import type { Redis } from 'ioredis'
+import type { FastifyRequest } from 'fastify'
+import { ApiError } from '../errors.js'
+import { presentedTokenDigest } from '../auth/authenticate.js'
+
+export interface RateLimitOptions {
+  /** Requests per key and window; 0 turns limiting off. */
+  max: number
+  windowMs: number
+  /** Failed authentications per client address and window; 0 turns this limit off. */
+  authFailureMax: number
+  authFailureWindowMs: number
+  redisUrl?: string | undefined
+}
+
+/** The per-address budget of failed authentications, used by the auth hook. */
+export interface AuthFailureLimit {
+  /** The 429 to answer when the caller's address has spent its budget and its token is not known here; else null. */
+  check: (request: FastifyRequest) => Promise<ApiError | null>
+  /** Spends one failure of the caller's address, and forgets its token. */
+  failed: (request: FastifyRequest) => Promise<void>
+  /** Remembers the caller's token as one that authenticated. */
+  succeeded: (request: FastifyRequest) => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authFailures: AuthFailureLimit
+  }
+}
+
+/** The presented token, hashed, so that no store or memory here holds a usable token. */
+function tokenKey (request: FastifyRequest): string | null {
+  const digest = presentedTokenDigest(request)
+  if (digest === null) return null
+  return `token:${digest.toString('base64url').slice(0, 32)}`
+}
+
+/** The per-request key: the token presented, or the client address when there is none. */
+function keyOf (request: FastifyRequest): string {
+  return tokenKey(request) ?? `ip:${request.ip}`
+}
+
+/** How many tokens that authenticated are remembered (least recently seen forgotten first). */
+const KNOWN_TOKENS = 10_000
+
+function tooMany (ttlMs: number, what: string): ApiError {
+  const seconds = Math.max(1, Math.ceil(ttlMs / 1000))
+  return new ApiError(429, 'rate_limited', `${what}; retry in ${seconds} s`, undefined, { 'retry-after': String(seconds) })
+}
+
+const noFailureLimit: AuthFailureLimit = { check: async () => null, failed: async () => {}, succeeded: () => {} }
+
+export default fp<RateLimitOptions>(async (fastify, options) => {
+  if (options.max === 0 && options.authFailureMax === 0) {
+    fastify.decorate('authFailures', noFailureLimit)
+    return
+  }
+  let redis: Redis | undefined
+  if (options.redisUrl) {
+    // Loaded only when asked for: a process without Redis does not carry the client.
+    const { Redis } = await import('ioredis')
+    redis = new Redis(options.redisUrl, {
+      connectTimeout: 1000,
+      maxRetriesPerRequest: 1,
+      // Fail fast while Redis is away; skipOnError below lets requests through.
+      enableOfflineQueue: false,
+      lazyConnect: true
+    })
+    redis.on('error', (error) => { fastify.log.warn({ err: error }, 'rate-limit store unavailable') })
+    await redis.connect().catch((error: unknown) => {
+      fastify.log.warn({ err: error }, 'rate-limit store unavailable at start; limits apply once it is back')
+    })
+    fastify.addHook('onClose', async () => { redis?.disconnect() })
+  }
+  await fastify.register(rateLimit, {
+    global: false,
+    max: options.max,
+    timeWindow: options.windowMs,
+    keyGenerator: keyOf,
+    nameSpace: 'projects-api:rl:',
+    ...(redis ? { redis, skipOnError: true } : {}),
+    enableDraftSpec: true, // RateLimit-Limit / -Remaining / -Reset, as the IETF draft names them
+    errorResponseBuilder: (_request, context) => new ApiError(
+      429, 'rate_limited', `too many requests; retry in ${Math.ceil(context.ttl / 1000)} s`
+    )
+  })
+
+  if (options.max > 0) {
+    // One hook for the whole app, ahead of authentication: a flood of bad tokens is
+    // refused before it costs a database lookup. Routes opt out with rateLimit: false.
+    const limit = fastify.rateLimit()
+    fastify.addHook('onRequest', async function (request, reply) {
+      if (request.routeOptions.config.rateLimit === false) return
+      await limit.call(this, request, reply)
+    })
+  }
+
+  if (options.authFailureMax === 0) {
+    fastify.decorate('authFailures', noFailureLimit)
+    return
+  }
+  const failures = fastify.createRateLimit({
+    max: options.authFailureMax,
+    timeWindow: options.authFailureWindowMs,
+    keyGenerator: (request) => `auth-failures:${request.ip}`
+  })
+  // Hashed keys of tokens that authenticated, in the order they were last seen.
+  const known = new Map<string, true>()
+  fastify.decorate('authFailures', {
+    async check (request) {
+      const key = tokenKey(request)
+      if (key !== null && known.has(key)) return null
+      const status = await failures(request, { increment: false })
+      // A peek: nothing left means the address has spent its budget.
+      if (status.isAllowed || status.remaining > 0) return null
+      return tooMany(status.ttl, 'too many failed authentications from this address')
+    },
+    async failed (request) {
+      const key = tokenKey(request)
+      if (key !== null) known.delete(key)
+      await failures(request)
+    },
+    succeeded (request) {
+      const key = tokenKey(request)
+      if (key === null) return
+      known.delete(key)
+      known.set(key, true)
+      if (known.size > KNOWN_TOKENS) known.delete(known.keys().next().value!)
+    }
+  } satisfies AuthFailureLimit)
+}, { name: 'rate-limit', dependencies: ['errors'] })

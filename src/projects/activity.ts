@@ -1,0 +1,56 @@
+// A change's record: the activity (the audit row, Operately's action names) and
+// its webhook event, queued for every endpoint that takes it, in the change's
+// transaction, so both commit with the change or not at all.
+import type { Transaction } from 'kysely'
+import type { Caller } from '../auth/authenticate.js'
+import type { Database, WebhookEvent } from '../db/types.js'
+import { enqueueEvent } from '../webhooks/enqueue.js'
+import type { LockedProject } from './change.js'
+
+export interface Recorded {
+  activityId: string
+  /** Webhook deliveries queued. */
+  queued: number
+}
+
+export interface ActivityInput {
+  action: string
+  content: Record<string, unknown>
+  event: { type: WebhookEvent, change: Record<string, unknown> }
+}
+
+/** Records the caller's change of `project` (its row as written) and queues its webhook event. */
+export async function recordActivity (trx: Transaction<Database>, caller: Caller, project: Pick<LockedProject, 'id' | 'name' | 'company_id'>, input: ActivityInput): Promise<Recorded> {
+  const activity = await trx.insertInto('activities')
+    .values({
+      company_id: project.company_id,
+      project_id: project.id,
+      author_id: caller.personId,
+      token_id: caller.tokenId,
+      action: input.action,
+      content: JSON.stringify(input.content)
+    })
+    .returning(['id', 'inserted_at'])
+    .executeTakeFirstOrThrow()
+  const names = await trx.selectFrom('companies as c')
+    .innerJoin('people as actor', (join) => join.on('actor.id', '=', caller.personId))
+    .where('c.id', '=', project.company_id)
+    .select(['c.name as company_name', 'actor.full_name'])
+    .executeTakeFirstOrThrow()
+  const queued = await enqueueEvent(trx, {
+    companyId: project.company_id,
+    eventId: activity.id,
+    type: input.event.type,
+    payload: {
+      type: input.event.type,
+      timestamp: activity.inserted_at.toISOString(),
+      data: {
+        project: { id: project.id, name: project.name },
+        company: { id: project.company_id, name: names.company_name },
+        actor: { id: caller.personId, full_name: names.full_name },
+        change: input.event.change
+      }
+    }
+  })
+  return { activityId: activity.id, queued }
+}

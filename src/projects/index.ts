@@ -1,0 +1,16 @@
+// /api/external/v1/projects/*: one file per operation under operations/.
+import type { FastifyPluginAsync } from 'fastify'
+import getProject from './operations/get.js'
+import listProjects from './operations/list.js'
+import updateName from './operations/update-name.js'
+import updateDescription from './operations/update-description.js'
+
+const projects: FastifyPluginAsync = async (fastify) => {
+  fastify.addHook('onRequest', fastify.authenticate)
+  await fastify.register(getProject)
+  await fastify.register(listProjects)
+  await fastify.register(updateName)
+  await fastify.register(updateDescription)
+}
+
+export default projects
