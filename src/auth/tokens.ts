@@ -127,13 +127,18 @@ export async function findToken (db: Db, digest: Buffer): Promise<TokenOwner | n
 
 /** SQLSTATE read_only_sql_transaction: a standby after a failover, or default_transaction_read_only. */
 const READ_ONLY_TRANSACTION = '25006'
+/** How long a database found read-only is taken to stay so before a use is recorded again. */
+const READ_ONLY_RECHECK_MS = 5000
+// Per database: until when uses are not recorded, as it refused the last write.
+const readOnlyUntil = new WeakMap<Db, number>()
 
 /**
  * Records a token's use, at most once a minute (SPEC part 2: never a write on
- * every request). A database that takes no writes (a standby) leaves it unrecorded:
- * reads go on.
+ * every request). A database that takes no writes (a standby) leaves it unrecorded
+ * for a few seconds at a time: reads go on without a failed write first.
  */
 export async function recordUse (db: Db, tokenId: string): Promise<void> {
+  if ((readOnlyUntil.get(db) ?? 0) > Date.now()) return
   try {
     await db.updateTable('api_tokens')
       .set({ last_used_at: sql`now()` })
@@ -142,5 +147,6 @@ export async function recordUse (db: Db, tokenId: string): Promise<void> {
       .execute()
   } catch (error) {
     if ((error as { code?: unknown }).code !== READ_ONLY_TRANSACTION) throw error
+    readOnlyUntil.set(db, Date.now() + READ_ONLY_RECHECK_MS)
   }
 }

@@ -2,7 +2,7 @@
 import type { CompanyRow } from './query.js'
 import { shortId } from '../ids.js'
 import type { Company } from './schemas.js'
-import { toPerson } from '../projects/presenter.js'
+import { toPerson } from '../people/presenter.js'
 
 export function toCompany (row: CompanyRow): Company {
   return {

@@ -7,20 +7,28 @@ import type { Database } from './types.js'
 type Privilege = 'SELECT' | 'UPDATE' | 'INSERT' | 'DELETE'
 
 /**
- * Each table the per-request statements (every operation, with its token check)
- * use, and how. test/routes/health.test.ts keeps it equal to the
+ * Each table the per-request statements (every operation, and the token's
+ * lookup) use, and how. test/routes/health.test.ts keeps it equal to the
  * tables those statements name.
  */
 export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
-  api_tokens: ['SELECT', 'UPDATE'], // the token's use is recorded (its row locked, SKIP LOCKED)
+  api_tokens: ['SELECT', 'UPDATE'], // the token's use is recorded, at most once a minute
   projects: ['SELECT', 'UPDATE'],
   activities: ['SELECT', 'INSERT'], // inserted, and its id returned
   people: ['SELECT'],
   space_members: ['SELECT'],
   project_contributors: ['SELECT'],
   project_pins: ['SELECT'],
+  // What a project is built from (src/projects/query.ts).
+  spaces: ['SELECT'],
+  goals: ['SELECT'],
+  project_milestones: ['SELECT'],
+  project_key_resources: ['SELECT'],
+  project_check_ins: ['SELECT'],
+  project_retrospectives: ['SELECT'],
+  project_task_statuses: ['SELECT'],
   subscription_lists: ['SELECT', 'INSERT', 'UPDATE'], // made on a first mention (INSERT … ON CONFLICT DO UPDATE)
-  subscriptions: ['SELECT', 'INSERT', 'UPDATE'], // a mention subscribes (INSERT … ON CONFLICT DO UPDATE returns one made meanwhile)
+  subscriptions: ['SELECT', 'INSERT'], // a mention subscribes (INSERT … ON CONFLICT DO NOTHING)
   notifications: ['SELECT', 'INSERT', 'UPDATE'], // a description change notifies; marking as read
   companies: ['SELECT'], // companies/get
   signing_keys: ['SELECT'], // read once, for page cursors

@@ -1,7 +1,7 @@
 // GET /api/external/v1/people/get_me: the token's person (the first call of Operately's CLI login).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { notFoundExample, queryErrors } from '../http/responses.js'
-import { toPerson } from '../projects/presenter.js'
+import { toPerson } from '../people/presenter.js'
 import { GetMeQuerySchema, MeResponseSchema } from './schemas.js'
 
 const PERSON_NOT_FOUND = 'person not found'

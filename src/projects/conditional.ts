@@ -32,7 +32,8 @@ const OPAQUE = /^[\x21\x23-\x7e\x80-\xff]*$/
 /**
  * A header of `*` or a list of entity tags (RFC 9110 §8.8.3 and §5.6.1: commas
  * between them, optional spaces and tabs, empty elements ignored; a comma may stand
- * inside the quotes), or null when it is neither.
+ * inside the quotes), or null when it is neither. A list holds at least one tag
+ * (`1#entity-tag`): an empty header, or one of commas alone, is no list.
  */
 export function parseEntityTags (value: string): '*' | EntityTagValue[] | null {
   const text = value.replace(/^[ \t]+|[ \t]+$/g, '')
@@ -53,7 +54,7 @@ export function parseEntityTags (value: string): '*' | EntityTagValue[] | null {
     while (text[i] === ' ' || text[i] === '\t') i++
     if (i < text.length && text[i] !== ',') return null
   }
-  return tags
+  return tags.length === 0 ? null : tags
 }
 
 function malformed (header: string): ApiError {

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto'
 import { ACCESS } from './access.js'
 import type { ProjectRow } from './query.js'
 import { shortId, sluggedId } from '../ids.js'
-import type { PersonJson } from '../db/types.js'
-import type { Notification, Person, Project } from './schemas.js'
+import { toPerson } from '../people/presenter.js'
+import type { Notification, Project } from './schemas.js'
 
 /** ISO 8601 in UTC with milliseconds: from a Date, or from a timestamp as PostgreSQL writes it in JSON (microseconds truncated). */
 export function iso (value: Date | string): string {
@@ -16,9 +16,6 @@ export function iso (value: Date | string): string {
 }
 export const isoOrNull = (value: Date | string | null) => value === null ? null : iso(value)
 
-export function toPerson (p: PersonJson): Person {
-  return { id: shortId(p.id), full_name: p.full_name, email: p.email, title: p.title, avatar_url: p.avatar_url, type: p.type }
-}
 
 /** SPEC part 7's Notification. */
 export function toNotification (n: { id: string, action: string, read: boolean, read_at: Date | string | null, inserted_at: Date | string }): Notification {
@@ -84,6 +81,68 @@ export function subscriberRole (contributor: { role: string, responsibility: str
   return contributor.responsibility ?? contributor.person.title ?? contributor.role
 }
 
+type Row<K extends keyof ProjectRow> = NonNullable<ProjectRow[K]>
+
+function toGoal (goal: Row<'goal'>): Project['goal'] {
+  return {
+    id: sluggedId(goal.id, goal.name),
+    name: goal.name,
+    status: goal.status,
+    is_closed: goal.closed_at !== null,
+    is_archived: goal.archived_at !== null,
+    timeframe: toTimeframe(goal),
+    inserted_at: iso(goal.inserted_at),
+    updated_at: iso(goal.updated_at)
+  }
+}
+
+function toCheckIn (checkIn: Row<'last_check_in'>): Project['last_check_in'] {
+  return {
+    id: shortId(checkIn.id),
+    status: checkIn.status,
+    description: checkIn.description,
+    author: toPerson(checkIn.author),
+    inserted_at: iso(checkIn.inserted_at),
+    acknowledged_at: isoOrNull(checkIn.acknowledged_at),
+    acknowledged_by: checkIn.acknowledged_by ? toPerson(checkIn.acknowledged_by) : null
+  }
+}
+
+function toSubscriptionList (list: Row<'subscription_list'>): Project['subscription_list'] {
+  return {
+    id: shortId(list.id),
+    send_to_everyone: list.send_to_everyone,
+    subscriptions: list.subscriptions.map((s) => ({ id: shortId(s.id), type: s.type, canceled: s.canceled, person: toPerson(s.person) }))
+  }
+}
+
+function toRetrospective (retrospective: Row<'retrospective'>): Project['retrospective'] {
+  return {
+    id: shortId(retrospective.id),
+    content: retrospective.content,
+    author: toPerson(retrospective.author),
+    closed_at: isoOrNull(retrospective.closed_at),
+    success_status: retrospective.success_status
+  }
+}
+
+/** The people of a project: champion and reviewer, contributors, and who may subscribe. */
+function people (contributors: ProjectRow['contributors']): Pick<Project, 'champion' | 'reviewer' | 'contributors' | 'potential_subscribers'> {
+  // Contributors come ordered by the query: champion, reviewer, then by name.
+  const champion = contributors.find((c) => c.role === 'champion')
+  const reviewer = contributors.find((c) => c.role === 'reviewer')
+  return {
+    champion: champion ? toPerson(champion.person) : null,
+    reviewer: reviewer ? toPerson(reviewer.person) : null,
+    contributors: contributors.map((c) => ({
+      id: shortId(c.id), role: c.role, responsibility: c.responsibility, access_level: c.access_level, person: toPerson(c.person)
+    })),
+    potential_subscribers: contributors.map((c) => ({
+      role: subscriberRole(c), priority: c.role !== 'contributor', is_subscribed: c.is_subscribed === true, person: toPerson(c.person)
+    }))
+  }
+}
+
 /** The API's Project from its row, as the person it was read for sees it. */
 export function toProject (row: ProjectRow): Project {
   const milestones = row.milestones.map((m) => ({
@@ -95,19 +154,12 @@ export function toProject (row: ProjectRow): Project {
     completed_at: isoOrNull(m.completed_at),
     inserted_at: iso(m.inserted_at)
   }))
-  // Contributors come ordered by the query: champion, reviewer, then by name.
-  const contributors = row.contributors
-  const champion = contributors.find((c) => c.role === 'champion')
-  const reviewer = contributors.find((c) => c.role === 'reviewer')
-  const checkIn = row.last_check_in
-  const goal = row.goal
-  const list = row.subscription_list
-  const retrospective = row.retrospective
+  const { champion, reviewer, contributors, potential_subscribers: potentialSubscribers } = people(row.contributors)
   return {
     id: sluggedId(row.id, row.name),
     name: row.name,
     description: row.description,
-    goal_id: goal === null ? null : sluggedId(goal.id, goal.name),
+    goal_id: row.goal === null ? null : sluggedId(row.goal.id, row.goal.name),
     space_id: shortId(row.space_id),
     access_levels: { public: row.public_access, company: row.company_access, space: row.space_access },
     archived_at: isoOrNull(row.archived_at),
@@ -125,68 +177,22 @@ export function toProject (row: ProjectRow): Project {
     permissions: permissions(row.level),
     privacy: privacy(row),
     state: row.state,
-    status: projectStatus({ state: row.state, success_status: row.success_status, is_outdated: row.is_outdated, last_check_in: checkIn }),
+    status: projectStatus({ state: row.state, success_status: row.success_status, is_outdated: row.is_outdated, last_check_in: row.last_check_in }),
     success_status: row.success_status,
     tasks_kanban_state: row.tasks_kanban_state,
     timeframe: toTimeframe(row),
-    champion: champion ? toPerson(champion.person) : null,
-    reviewer: reviewer ? toPerson(reviewer.person) : null,
-    contributors: contributors.map((c) => ({
-      id: shortId(c.id),
-      role: c.role,
-      responsibility: c.responsibility,
-      access_level: c.access_level,
-      person: toPerson(c.person)
-    })),
-    goal: goal === null
-      ? null
-      : {
-          id: sluggedId(goal.id, goal.name),
-          name: goal.name,
-          status: goal.status,
-          is_closed: goal.closed_at !== null,
-          is_archived: goal.archived_at !== null,
-          timeframe: toTimeframe(goal),
-          inserted_at: iso(goal.inserted_at),
-          updated_at: iso(goal.updated_at)
-        },
+    champion,
+    reviewer,
+    contributors,
+    goal: row.goal === null ? null : toGoal(row.goal),
     key_resources: row.key_resources.map((k) => ({ id: shortId(k.id), title: k.title, link: k.link, resource_type: k.resource_type })),
-    last_check_in: checkIn === null
-      ? null
-      : {
-          id: shortId(checkIn.id),
-          status: checkIn.status,
-          description: checkIn.description,
-          author: toPerson(checkIn.author),
-          inserted_at: iso(checkIn.inserted_at),
-          acknowledged_at: isoOrNull(checkIn.acknowledged_at),
-          acknowledged_by: checkIn.acknowledged_by ? toPerson(checkIn.acknowledged_by) : null
-        },
+    last_check_in: row.last_check_in === null ? null : toCheckIn(row.last_check_in),
     milestones,
     next_milestone: nextMilestone(milestones),
     milestones_ordering_state: row.milestones_ordering_state.map(shortId),
-    potential_subscribers: contributors.map((c) => ({
-      role: subscriberRole(c),
-      priority: c.role !== 'contributor',
-      is_subscribed: c.is_subscribed === true,
-      person: toPerson(c.person)
-    })),
-    subscription_list: list === null
-      ? null
-      : {
-          id: shortId(list.id),
-          send_to_everyone: list.send_to_everyone,
-          subscriptions: list.subscriptions.map((s) => ({ id: shortId(s.id), type: s.type, canceled: s.canceled, person: toPerson(s.person) }))
-        },
-    retrospective: retrospective === null
-      ? null
-      : {
-          id: shortId(retrospective.id),
-          content: retrospective.content,
-          author: toPerson(retrospective.author),
-          closed_at: isoOrNull(retrospective.closed_at),
-          success_status: retrospective.success_status
-        },
+    potential_subscribers: potentialSubscribers,
+    subscription_list: row.subscription_list === null ? null : toSubscriptionList(row.subscription_list),
+    retrospective: row.retrospective === null ? null : toRetrospective(row.retrospective),
     task_statuses: row.task_statuses.map((t) => ({ id: shortId(t.id), label: t.label, color: t.color, index: t.index, value: t.value, closed: t.closed }))
   }
 }

@@ -42,46 +42,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/external/v1/projects/update_name": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rename a project
-         * @description Sets the name of a project the token's person may edit (access level 70 or more). The name is trimmed and must then be 1 to 255 characters without control characters. Closed and paused projects may be renamed; archived ones are 404. A `project_renamed` activity is recorded, unless the name is the current one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one statement: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
-         */
-        post: operations["updateProjectName"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/external/v1/projects/update_description": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Replace a project's description
-         * @description Sets the description of a project the token's person may edit (access level 70 or more). The description is a string holding JSON text (usually a rich-text document, any JSON value but null), at most 512 KiB and nested at most 64 deep; every later read returns the very same string. Closed and paused projects may be described; archived ones are 404. A `project_description_changed` activity is recorded, unless the description is the current one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one statement: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
-         */
-        post: operations["updateProjectDescription"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/external/v1/projects/get": {
         parameters: {
             query?: never;
@@ -116,6 +76,46 @@ export interface paths {
         get: operations["listProjects"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/update_name": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a project
+         * @description Sets the name of a project the token's person may edit (access level 70 or more). The name is trimmed and must then be 1 to 255 characters without control characters. Closed and paused projects may be renamed; archived ones are 404. A `project_renamed` activity is recorded, unless the name is the current one: that succeeds and records nothing. Needs a write token. Answers the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["updateProjectName"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/update_description": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a project's description
+         * @description Sets the description of a project the token's person may edit (access level 70 or more). The description is a string holding JSON text (usually a rich-text document, any JSON value but null), at most 512 KiB and nested at most 64 deep; every later read returns the very same string. Closed and paused projects may be described; archived ones are 404. A `project_description_changed` activity is recorded, unless the description is the current one: that succeeds and records nothing. The people the document mentions are subscribed to the project, and its subscribers are notified. Needs a write token. Answers the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["updateProjectDescription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -865,6 +865,746 @@ export interface operations {
                 };
             };
             /** @description Not ready: the database is unreachable, too slow, read-only, lacks a privilege or is not migrated to this build */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getProject: {
+        parameters: {
+            query: {
+                /**
+                 * @description Project id (or canonical UUID)
+                 * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
+                 */
+                id: string;
+                /** @description `true` adds `markdown`: the whole project rendered as Markdown, for people and language models */
+                include_markdown?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_contributors?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_goal?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_last_check_in?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_milestones?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_permissions?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_champion?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_reviewer?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_space?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_resource_hub?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_contributors_access_levels?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_access_levels?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_privacy?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_retrospective?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_potential_subscribers?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_unread_notifications?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_subscription_list?: "true" | "false";
+            };
+            header?: {
+                /**
+                 * @description The ETag of an earlier answer (or several, comma-separated, or `*`): when one names the project as it is now, the answer is 304 without a body. Compared weakly: `W/"…"` matches too. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole project, as the token's person sees it, and with include_markdown=true its Markdown rendering */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        project: components["schemas"]["Project"];
+                        /** @description With include_markdown=true: the project as Markdown (title, status, space, goal, timeframe, people, description, milestones, last check-in, retrospective) */
+                        markdown?: string;
+                    };
+                };
+            };
+            /** @description Not modified: If-None-Match names the project as the person reads it now. No body; the ETag is the current one. */
+            304: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listProjects: {
+        parameters: {
+            query?: {
+                /** @description `true`: only projects the person is the champion or a contributor of */
+                only_my_projects?: "true" | "false";
+                /** @description `true`: only projects the person reviews (wins over only_my_projects) */
+                only_reviewed_by_me?: "true" | "false";
+                /** @description Only the projects of this space */
+                space_id?: string;
+                /** @description Only the projects of this goal */
+                goal_id?: string;
+                /** @description `true`: archived projects too (left out by default) */
+                include_archived?: "true" | "false";
+                /**
+                 * @description Projects per page, 1 to 100 (default 20)
+                 * @example 20
+                 */
+                limit?: string;
+                /** @description next_cursor of the previous page, with the same filters */
+                cursor?: string;
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_space?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_milestones?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_contributors?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_last_check_in?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_champion?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_reviewer?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_goal?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_privacy?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_retrospective?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the projects the person can see */
+            200: {
+                headers: {
+                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise. */
+                    "Content-Encoding"?: "gzip";
+                    /** @description The page varies with Accept-Encoding */
+                    Vary?: "Accept-Encoding";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "projects": [
+                     *         {
+                     *           "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *           "name": "Website Redesign 2.0",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *           "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "access_levels": {
+                     *             "public": 0,
+                     *             "company": 40,
+                     *             "space": 70
+                     *           },
+                     *           "archived_at": null,
+                     *           "closed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-11-22T01:57:03.646Z",
+                     *           "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *           "next_update_scheduled_at": null,
+                     *           "is_archived": false,
+                     *           "is_outdated": false,
+                     *           "is_pinned": true,
+                     *           "champion": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "reviewer": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "contributors": [
+                     *             {
+                     *               "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *               "role": "champion",
+                     *               "responsibility": "Owns the plan and the launch date",
+                     *               "access_level": 100,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             },
+                     *             {
+                     *               "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *               "role": "reviewer",
+                     *               "responsibility": "Reviews check-ins and unblocks budget",
+                     *               "access_level": 100,
+                     *               "person": {
+                     *                 "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *                 "full_name": "Erin Walsh",
+                     *                 "email": "erin@acme.test",
+                     *                 "title": "Chief Operating Officer",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ],
+                     *           "goal": {
+                     *             "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *             "name": "Double self-serve sign-ups",
+                     *             "status": "on_track",
+                     *             "is_closed": false,
+                     *             "is_archived": false,
+                     *             "timeframe": {
+                     *               "contextual_start_date": {
+                     *                 "date_type": "quarter",
+                     *                 "value": "Q4 2026",
+                     *                 "date": "2026-10-01"
+                     *               },
+                     *               "contextual_end_date": {
+                     *                 "date_type": "quarter",
+                     *                 "value": "Q4 2026",
+                     *                 "date": "2026-12-31"
+                     *               }
+                     *             },
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *             "updated_at": "2026-09-23T01:57:00.245Z"
+                     *           },
+                     *           "space": {
+                     *             "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *             "name": "Product"
+                     *           },
+                     *           "key_resources": [
+                     *             {
+                     *               "id": "459qm535zu84l4MI7LDuh0",
+                     *               "title": "Designs",
+                     *               "link": "https://www.figma.com/file/acme-website-redesign",
+                     *               "resource_type": "figma"
+                     *             }
+                     *           ],
+                     *           "last_check_in": {
+                     *             "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *             "status": "on_track",
+                     *             "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *             "author": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             },
+                     *             "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *             "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *             "acknowledged_by": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           "milestones": [
+                     *             {
+                     *               "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *               "title": "Content migration",
+                     *               "status": "pending",
+                     *               "description": null,
+                     *               "due_date": "2026-12-06",
+                     *               "completed_at": null,
+                     *               "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *             }
+                     *           ],
+                     *           "next_milestone": {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           },
+                     *           "milestones_ordering_state": [
+                     *             "0o7QS8MAMWsJO5g6keZCKW"
+                     *           ],
+                     *           "my_role": "champion",
+                     *           "notifications": [],
+                     *           "permissions": {
+                     *             "can_view": true,
+                     *             "can_comment": true,
+                     *             "can_edit": true,
+                     *             "has_full_access": true
+                     *           },
+                     *           "potential_subscribers": [
+                     *             {
+                     *               "role": "Owns the plan and the launch date",
+                     *               "priority": true,
+                     *               "is_subscribed": true,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ],
+                     *           "subscription_list": {
+                     *             "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *             "send_to_everyone": false,
+                     *             "subscriptions": [
+                     *               {
+                     *                 "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *                 "type": "joined",
+                     *                 "canceled": false,
+                     *                 "person": {
+                     *                   "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                   "full_name": "Alice Johnson",
+                     *                   "email": "alice@acme.test",
+                     *                   "title": "Product Manager",
+                     *                   "avatar_url": null,
+                     *                   "type": "human"
+                     *                 }
+                     *               }
+                     *             ]
+                     *           },
+                     *           "privacy": "internal",
+                     *           "retrospective": null,
+                     *           "state": "active",
+                     *           "status": "on_track",
+                     *           "success_status": null,
+                     *           "task_statuses": [
+                     *             {
+                     *               "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *               "label": "Not started",
+                     *               "color": "gray",
+                     *               "index": 0,
+                     *               "value": "pending",
+                     *               "closed": false
+                     *             },
+                     *             {
+                     *               "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *               "label": "Done",
+                     *               "color": "green",
+                     *               "index": 1,
+                     *               "value": "done",
+                     *               "closed": true
+                     *             }
+                     *           ],
+                     *           "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "day",
+                     *               "value": "Sep 23, 2026",
+                     *               "date": "2026-09-23"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q1 2027",
+                     *               "date": "2027-03-31"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description By name, then id; each as the person sees it */
+                        projects: components["schemas"]["Project"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not answered by this operation: a filter's id that names nothing the person can see gives an empty page (one that cannot be decoded, 400). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -1663,696 +2403,6 @@ export interface operations {
             };
         };
     };
-    getProject: {
-        parameters: {
-            query: {
-                /**
-                 * @description Project id (or canonical UUID)
-                 * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
-                 */
-                id: string;
-                /** @description `true` adds `markdown`: the whole project rendered as Markdown, for people and language models */
-                include_markdown?: "true" | "false";
-            };
-            header?: {
-                /**
-                 * @description The ETag of an earlier answer (or several, comma-separated, or `*`): when one names the project as it is now, the answer is 304 without a body. Compared weakly: `W/"…"` matches too. A value that is not `*` or a list of entity tags is 400.
-                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
-                 */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The whole project, as the token's person sees it, and with include_markdown=true its Markdown rendering */
-            200: {
-                headers: {
-                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "project": {
-                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
-                     *         "name": "Website Redesign 2.0",
-                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
-                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
-                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
-                     *         "access_levels": {
-                     *           "public": 0,
-                     *           "company": 40,
-                     *           "space": 70
-                     *         },
-                     *         "archived_at": null,
-                     *         "closed_at": null,
-                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
-                     *         "updated_at": "2026-11-22T01:57:03.646Z",
-                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
-                     *         "next_update_scheduled_at": null,
-                     *         "is_archived": false,
-                     *         "is_outdated": false,
-                     *         "is_pinned": true,
-                     *         "champion": {
-                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *           "full_name": "Alice Johnson",
-                     *           "email": "alice@acme.test",
-                     *           "title": "Product Manager",
-                     *           "avatar_url": null,
-                     *           "type": "human"
-                     *         },
-                     *         "reviewer": {
-                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
-                     *           "full_name": "Erin Walsh",
-                     *           "email": "erin@acme.test",
-                     *           "title": "Chief Operating Officer",
-                     *           "avatar_url": null,
-                     *           "type": "human"
-                     *         },
-                     *         "contributors": [
-                     *           {
-                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
-                     *             "role": "champion",
-                     *             "responsibility": "Owns the plan and the launch date",
-                     *             "access_level": 100,
-                     *             "person": {
-                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *               "full_name": "Alice Johnson",
-                     *               "email": "alice@acme.test",
-                     *               "title": "Product Manager",
-                     *               "avatar_url": null,
-                     *               "type": "human"
-                     *             }
-                     *           },
-                     *           {
-                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
-                     *             "role": "reviewer",
-                     *             "responsibility": "Reviews check-ins and unblocks budget",
-                     *             "access_level": 100,
-                     *             "person": {
-                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
-                     *               "full_name": "Erin Walsh",
-                     *               "email": "erin@acme.test",
-                     *               "title": "Chief Operating Officer",
-                     *               "avatar_url": null,
-                     *               "type": "human"
-                     *             }
-                     *           }
-                     *         ],
-                     *         "goal": {
-                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
-                     *           "name": "Double self-serve sign-ups",
-                     *           "status": "on_track",
-                     *           "is_closed": false,
-                     *           "is_archived": false,
-                     *           "timeframe": {
-                     *             "contextual_start_date": {
-                     *               "date_type": "quarter",
-                     *               "value": "Q4 2026",
-                     *               "date": "2026-10-01"
-                     *             },
-                     *             "contextual_end_date": {
-                     *               "date_type": "quarter",
-                     *               "value": "Q4 2026",
-                     *               "date": "2026-12-31"
-                     *             }
-                     *           },
-                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
-                     *           "updated_at": "2026-09-23T01:57:00.245Z"
-                     *         },
-                     *         "space": {
-                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
-                     *           "name": "Product"
-                     *         },
-                     *         "key_resources": [
-                     *           {
-                     *             "id": "459qm535zu84l4MI7LDuh0",
-                     *             "title": "Designs",
-                     *             "link": "https://www.figma.com/file/acme-website-redesign",
-                     *             "resource_type": "figma"
-                     *           }
-                     *         ],
-                     *         "last_check_in": {
-                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
-                     *           "status": "on_track",
-                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
-                     *           "author": {
-                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *             "full_name": "Alice Johnson",
-                     *             "email": "alice@acme.test",
-                     *             "title": "Product Manager",
-                     *             "avatar_url": null,
-                     *             "type": "human"
-                     *           },
-                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
-                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
-                     *           "acknowledged_by": {
-                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
-                     *             "full_name": "Erin Walsh",
-                     *             "email": "erin@acme.test",
-                     *             "title": "Chief Operating Officer",
-                     *             "avatar_url": null,
-                     *             "type": "human"
-                     *           }
-                     *         },
-                     *         "milestones": [
-                     *           {
-                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
-                     *             "title": "Content migration",
-                     *             "status": "pending",
-                     *             "description": null,
-                     *             "due_date": "2026-12-06",
-                     *             "completed_at": null,
-                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
-                     *           }
-                     *         ],
-                     *         "next_milestone": {
-                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
-                     *           "title": "Content migration",
-                     *           "status": "pending",
-                     *           "description": null,
-                     *           "due_date": "2026-12-06",
-                     *           "completed_at": null,
-                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
-                     *         },
-                     *         "milestones_ordering_state": [
-                     *           "0o7QS8MAMWsJO5g6keZCKW"
-                     *         ],
-                     *         "my_role": "champion",
-                     *         "notifications": [],
-                     *         "permissions": {
-                     *           "can_view": true,
-                     *           "can_comment": true,
-                     *           "can_edit": true,
-                     *           "has_full_access": true
-                     *         },
-                     *         "potential_subscribers": [
-                     *           {
-                     *             "role": "Owns the plan and the launch date",
-                     *             "priority": true,
-                     *             "is_subscribed": true,
-                     *             "person": {
-                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *               "full_name": "Alice Johnson",
-                     *               "email": "alice@acme.test",
-                     *               "title": "Product Manager",
-                     *               "avatar_url": null,
-                     *               "type": "human"
-                     *             }
-                     *           }
-                     *         ],
-                     *         "subscription_list": {
-                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
-                     *           "send_to_everyone": false,
-                     *           "subscriptions": [
-                     *             {
-                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
-                     *               "type": "joined",
-                     *               "canceled": false,
-                     *               "person": {
-                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *                 "full_name": "Alice Johnson",
-                     *                 "email": "alice@acme.test",
-                     *                 "title": "Product Manager",
-                     *                 "avatar_url": null,
-                     *                 "type": "human"
-                     *               }
-                     *             }
-                     *           ]
-                     *         },
-                     *         "privacy": "internal",
-                     *         "retrospective": null,
-                     *         "state": "active",
-                     *         "status": "on_track",
-                     *         "success_status": null,
-                     *         "task_statuses": [
-                     *           {
-                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
-                     *             "label": "Not started",
-                     *             "color": "gray",
-                     *             "index": 0,
-                     *             "value": "pending",
-                     *             "closed": false
-                     *           },
-                     *           {
-                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
-                     *             "label": "Done",
-                     *             "color": "green",
-                     *             "index": 1,
-                     *             "value": "done",
-                     *             "closed": true
-                     *           }
-                     *         ],
-                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
-                     *         "timeframe": {
-                     *           "contextual_start_date": {
-                     *             "date_type": "day",
-                     *             "value": "Sep 23, 2026",
-                     *             "date": "2026-09-23"
-                     *           },
-                     *           "contextual_end_date": {
-                     *             "date_type": "quarter",
-                     *             "value": "Q1 2027",
-                     *             "date": "2027-03-31"
-                     *           }
-                     *         }
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        project: components["schemas"]["Project"];
-                        /** @description With include_markdown=true: the project as Markdown (title, status, space, goal, timeframe, people, description, milestones, last check-in, retrospective) */
-                        markdown?: string;
-                    };
-                };
-            };
-            /** @description Not modified: If-None-Match names the project as the person reads it now. No body; the ETag is the current one. */
-            304: {
-                headers: {
-                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
-            400: {
-                headers: {
-                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
-            401: {
-                headers: {
-                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The project is unknown, its id cannot be decoded, or the person cannot see it: one body for all, so existence never leaks. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    /** @description Requests allowed in a window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listProjects: {
-        parameters: {
-            query?: {
-                /** @description `true`: only projects the person is the champion or a contributor of */
-                only_my_projects?: "true" | "false";
-                /** @description `true`: only projects the person reviews (wins over only_my_projects) */
-                only_reviewed_by_me?: "true" | "false";
-                /** @description Only the projects of this space */
-                space_id?: string;
-                /** @description Only the projects of this goal */
-                goal_id?: string;
-                /** @description `true`: archived projects too (left out by default) */
-                include_archived?: "true" | "false";
-                /**
-                 * @description Projects per page, 1 to 100 (default 20)
-                 * @example 20
-                 */
-                limit?: string;
-                /** @description next_cursor of the previous page, with the same filters */
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of the projects the person can see */
-            200: {
-                headers: {
-                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise, and from a server that keeps no answers (ANSWER_CACHE_MB=0). */
-                    "Content-Encoding"?: "gzip";
-                    /** @description The page varies with Accept-Encoding */
-                    Vary?: "Accept-Encoding";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "projects": [
-                     *         {
-                     *           "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
-                     *           "name": "Website Redesign 2.0",
-                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
-                     *           "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
-                     *           "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
-                     *           "access_levels": {
-                     *             "public": 0,
-                     *             "company": 40,
-                     *             "space": 70
-                     *           },
-                     *           "archived_at": null,
-                     *           "closed_at": null,
-                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
-                     *           "updated_at": "2026-11-22T01:57:03.646Z",
-                     *           "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
-                     *           "next_update_scheduled_at": null,
-                     *           "is_archived": false,
-                     *           "is_outdated": false,
-                     *           "is_pinned": true,
-                     *           "champion": {
-                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *             "full_name": "Alice Johnson",
-                     *             "email": "alice@acme.test",
-                     *             "title": "Product Manager",
-                     *             "avatar_url": null,
-                     *             "type": "human"
-                     *           },
-                     *           "reviewer": {
-                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
-                     *             "full_name": "Erin Walsh",
-                     *             "email": "erin@acme.test",
-                     *             "title": "Chief Operating Officer",
-                     *             "avatar_url": null,
-                     *             "type": "human"
-                     *           },
-                     *           "contributors": [
-                     *             {
-                     *               "id": "5YGEXPcufFJnfaWmsKG0If",
-                     *               "role": "champion",
-                     *               "responsibility": "Owns the plan and the launch date",
-                     *               "access_level": 100,
-                     *               "person": {
-                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *                 "full_name": "Alice Johnson",
-                     *                 "email": "alice@acme.test",
-                     *                 "title": "Product Manager",
-                     *                 "avatar_url": null,
-                     *                 "type": "human"
-                     *               }
-                     *             },
-                     *             {
-                     *               "id": "3YC6eOuRHlDnQ2NrNK0B0o",
-                     *               "role": "reviewer",
-                     *               "responsibility": "Reviews check-ins and unblocks budget",
-                     *               "access_level": 100,
-                     *               "person": {
-                     *                 "id": "6NZUsJ8JHMr98VzwbMu1jM",
-                     *                 "full_name": "Erin Walsh",
-                     *                 "email": "erin@acme.test",
-                     *                 "title": "Chief Operating Officer",
-                     *                 "avatar_url": null,
-                     *                 "type": "human"
-                     *               }
-                     *             }
-                     *           ],
-                     *           "goal": {
-                     *             "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
-                     *             "name": "Double self-serve sign-ups",
-                     *             "status": "on_track",
-                     *             "is_closed": false,
-                     *             "is_archived": false,
-                     *             "timeframe": {
-                     *               "contextual_start_date": {
-                     *                 "date_type": "quarter",
-                     *                 "value": "Q4 2026",
-                     *                 "date": "2026-10-01"
-                     *               },
-                     *               "contextual_end_date": {
-                     *                 "date_type": "quarter",
-                     *                 "value": "Q4 2026",
-                     *                 "date": "2026-12-31"
-                     *               }
-                     *             },
-                     *             "inserted_at": "2026-09-23T01:57:00.245Z",
-                     *             "updated_at": "2026-09-23T01:57:00.245Z"
-                     *           },
-                     *           "space": {
-                     *             "id": "4n4mP8tqsmWdH3FuGYjJlP",
-                     *             "name": "Product"
-                     *           },
-                     *           "key_resources": [
-                     *             {
-                     *               "id": "459qm535zu84l4MI7LDuh0",
-                     *               "title": "Designs",
-                     *               "link": "https://www.figma.com/file/acme-website-redesign",
-                     *               "resource_type": "figma"
-                     *             }
-                     *           ],
-                     *           "last_check_in": {
-                     *             "id": "6xQytSgySkJ0k8j8IKjMOq",
-                     *             "status": "on_track",
-                     *             "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
-                     *             "author": {
-                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *               "full_name": "Alice Johnson",
-                     *               "email": "alice@acme.test",
-                     *               "title": "Product Manager",
-                     *               "avatar_url": null,
-                     *               "type": "human"
-                     *             },
-                     *             "inserted_at": "2026-11-20T01:57:00.245Z",
-                     *             "acknowledged_at": "2026-11-21T01:57:00.245Z",
-                     *             "acknowledged_by": {
-                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
-                     *               "full_name": "Erin Walsh",
-                     *               "email": "erin@acme.test",
-                     *               "title": "Chief Operating Officer",
-                     *               "avatar_url": null,
-                     *               "type": "human"
-                     *             }
-                     *           },
-                     *           "milestones": [
-                     *             {
-                     *               "id": "0o7QS8MAMWsJO5g6keZCKW",
-                     *               "title": "Content migration",
-                     *               "status": "pending",
-                     *               "description": null,
-                     *               "due_date": "2026-12-06",
-                     *               "completed_at": null,
-                     *               "inserted_at": "2026-09-23T01:57:00.245Z"
-                     *             }
-                     *           ],
-                     *           "next_milestone": {
-                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
-                     *             "title": "Content migration",
-                     *             "status": "pending",
-                     *             "description": null,
-                     *             "due_date": "2026-12-06",
-                     *             "completed_at": null,
-                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
-                     *           },
-                     *           "milestones_ordering_state": [
-                     *             "0o7QS8MAMWsJO5g6keZCKW"
-                     *           ],
-                     *           "my_role": "champion",
-                     *           "notifications": [],
-                     *           "permissions": {
-                     *             "can_view": true,
-                     *             "can_comment": true,
-                     *             "can_edit": true,
-                     *             "has_full_access": true
-                     *           },
-                     *           "potential_subscribers": [
-                     *             {
-                     *               "role": "Owns the plan and the launch date",
-                     *               "priority": true,
-                     *               "is_subscribed": true,
-                     *               "person": {
-                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *                 "full_name": "Alice Johnson",
-                     *                 "email": "alice@acme.test",
-                     *                 "title": "Product Manager",
-                     *                 "avatar_url": null,
-                     *                 "type": "human"
-                     *               }
-                     *             }
-                     *           ],
-                     *           "subscription_list": {
-                     *             "id": "6RhECB4YkVUwvgK3z95sHO",
-                     *             "send_to_everyone": false,
-                     *             "subscriptions": [
-                     *               {
-                     *                 "id": "5NVJuVki0Dv4oGiaEWAwW4",
-                     *                 "type": "joined",
-                     *                 "canceled": false,
-                     *                 "person": {
-                     *                   "id": "1S9sHJdXziGMetRhKlyYI1",
-                     *                   "full_name": "Alice Johnson",
-                     *                   "email": "alice@acme.test",
-                     *                   "title": "Product Manager",
-                     *                   "avatar_url": null,
-                     *                   "type": "human"
-                     *                 }
-                     *               }
-                     *             ]
-                     *           },
-                     *           "privacy": "internal",
-                     *           "retrospective": null,
-                     *           "state": "active",
-                     *           "status": "on_track",
-                     *           "success_status": null,
-                     *           "task_statuses": [
-                     *             {
-                     *               "id": "6lcSTWDfMsOKWwOmEcwgAR",
-                     *               "label": "Not started",
-                     *               "color": "gray",
-                     *               "index": 0,
-                     *               "value": "pending",
-                     *               "closed": false
-                     *             },
-                     *             {
-                     *               "id": "34abQhOV21kCZ0QvtTwaMS",
-                     *               "label": "Done",
-                     *               "color": "green",
-                     *               "index": 1,
-                     *               "value": "done",
-                     *               "closed": true
-                     *             }
-                     *           ],
-                     *           "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
-                     *           "timeframe": {
-                     *             "contextual_start_date": {
-                     *               "date_type": "day",
-                     *               "value": "Sep 23, 2026",
-                     *               "date": "2026-09-23"
-                     *             },
-                     *             "contextual_end_date": {
-                     *               "date_type": "quarter",
-                     *               "value": "Q1 2027",
-                     *               "date": "2027-03-31"
-                     *             }
-                     *           }
-                     *         }
-                     *       ],
-                     *       "next_cursor": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description By name, then id; each as the person sees it */
-                        projects: components["schemas"]["Project"][];
-                        next_cursor: string | null;
-                    };
-                };
-            };
-            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
-            400: {
-                headers: {
-                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
-            401: {
-                headers: {
-                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not answered by this operation: a filter's id that names nothing the person can see gives an empty page (one that cannot be decoded, 400). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    /** @description Requests allowed in a window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     getMe: {
         parameters: {
             query?: {
@@ -2410,7 +2460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not answered: the token's check and this read are one statement, and a token whose person is gone is refused (401). */
+            /** @description Not answered: a token whose person is gone is refused (401). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2465,6 +2515,14 @@ export interface operations {
                 include_admins?: "true" | "false";
                 /** @description `true` fills `people` */
                 include_people?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_permissions?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_owners?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_general_space?: "true" | "false";
+                /** @description Accepted for compatibility with Operately; changes nothing */
+                include_members_access_levels?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -2525,7 +2583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not answered: the token's check and this read are one statement, and a token whose person (and with them their company) is gone is refused (401). */
+            /** @description Not answered: a token whose person (and with them their company) is gone is refused (401). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2596,7 +2654,7 @@ export interface operations {
             /** @description A page of the person's notifications, newest first */
             200: {
                 headers: {
-                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise, and from a server that keeps no answers (ANSWER_CACHE_MB=0). */
+                    /** @description `gzip` when the request's Accept-Encoding accepts gzip (with a weight no lower than identity's): the page compressed, Content-Length its compressed length. Absent otherwise. */
                     "Content-Encoding"?: "gzip";
                     /** @description The page varies with Accept-Encoding */
                     Vary?: "Accept-Encoding";

@@ -492,7 +492,11 @@ function expectMutation (request: MutationRequest): Expected {
   return expected
 }
 
-const INCLUDE = /^include_[a-z0-9_]+$/
+/** The include_* flags of Operately's projects/get, and include_markdown: true or false, nothing else. */
+const GET_FLAGS = new Set(['include_markdown', 'include_contributors', 'include_goal', 'include_last_check_in', 'include_milestones',
+  'include_permissions', 'include_champion', 'include_reviewer', 'include_space', 'include_resource_hub', 'include_contributors_access_levels',
+  'include_access_levels', 'include_privacy', 'include_retrospective', 'include_potential_subscribers', 'include_unread_notifications',
+  'include_subscription_list'])
 
 function expectGet (request: GetRequest): Expected {
   if (unmetExpectation(request.expect)) return { outcomes: [[417, 'expectation_failed']] }
@@ -504,7 +508,7 @@ function expectGet (request: GetRequest): Expected {
   const counts = new Map<string, number>()
   for (const [key, value] of request.params) {
     counts.set(key, (counts.get(key) ?? 0) + 1)
-    if (key !== 'id' && !(INCLUDE.test(key) && (value === 'true' || value === 'false'))) return invalid
+    if (key !== 'id' && !(GET_FLAGS.has(key) && (value === 'true' || value === 'false'))) return invalid
   }
   if ([...counts.values()].some((n) => n > 1)) return invalid
   const id = ids[0]![1]
@@ -715,7 +719,7 @@ async function property (t: Test, name: string, arb: fc.Arbitrary<MutationReques
 
 // --- the other queries ---------------------------------------------------------------
 // people/get_me, companies/get and projects/list take only query parameters: their
-// own, Operately's include_* flags, and nothing else. Each answer is predicted from
+// own, Operately's include_* flags of that operation, and nothing else. Each answer is predicted from
 // the parameters alone; a 200 shows the token's person, its company, or a page of
 // the projects it can see (the editable, closed, read-only-visible and, when asked,
 // archived ones), and nothing is ever written.
@@ -724,6 +728,13 @@ interface QueryRequest { op: 'get_me' | 'get_company' | 'list', auth: Auth, para
 
 const QUERY_PATHS = { get_me: '/api/external/v1/people/get_me', get_company: '/api/external/v1/companies/get', list: `${BASE}/list` }
 const OWN_FLAGS = { get_me: ['include_manager'], get_company: ['include_admins', 'include_people'], list: ['only_my_projects', 'only_reviewed_by_me', 'include_archived'] }
+/** Operately's other flags of each operation: accepted as true or false, and changing nothing. */
+const OPERATELY_FLAGS: Record<QueryRequest['op'], string[]> = {
+  get_me: [],
+  get_company: ['include_permissions', 'include_owners', 'include_general_space', 'include_members_access_levels'],
+  list: ['include_space', 'include_milestones', 'include_contributors', 'include_last_check_in', 'include_champion', 'include_reviewer',
+    'include_goal', 'include_privacy', 'include_retrospective']
+}
 const VISIBLE_ACTIVE: Known[] = ['closed', 'editable', 'readonly']
 
 let issuedCursor = ''
@@ -774,7 +785,7 @@ function expectQuery (request: QueryRequest): { outcomes: Array<[number, string]
   for (const [key, value] of request.params) {
     if (seen.has(key)) return invalid
     seen.add(key)
-    const flag = /^include_[a-z0-9_]+$/.test(key) || OWN_FLAGS[request.op].includes(key)
+    const flag = OWN_FLAGS[request.op].includes(key) || OPERATELY_FLAGS[request.op].includes(key)
     if (flag) {
       if (value !== 'true' && value !== 'false') return invalid
       continue
