@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import autocannon from 'autocannon'
 import { request as httpGet } from 'undici'
-import { EMBEDDED_THREAD_NAME } from '../src/db/thread-name.js'
+import { EMBEDDED_THREAD_NAME } from '../src/db/embedded/thread-name.js'
 import { launchServer, type ServerProcess } from '../test/launch.js'
 import { httpRequest, PER_CONNECTION, randomRevision, type OperationName, type Target } from './operations.js'
 import { monotonicUs } from './profile.js'
@@ -220,7 +220,7 @@ type ThreadKind = 'eventLoop' | 'database' | 'other'
 export interface ThreadsCpu {
   /** The main thread: HTTP, the app, the driver, and the garbage collection V8 does on it. */
   eventLoop: number
-  /** The embedded database's thread (src/db/thread-name.ts); 0 on PostgreSQL. */
+  /** The embedded database's thread (src/db/embedded/thread-name.ts); 0 on PostgreSQL. */
   database: number
   /** Every other thread: V8's helpers (garbage collection in parallel, compiling) and libuv's pool. */
   other: number

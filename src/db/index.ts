@@ -4,7 +4,7 @@ import { Kysely, sql, type LogConfig } from 'kysely'
 import pg from 'pg'
 import type { Config } from '../config.js'
 import { ApiPostgresDialect } from './dialect.js'
-import type { EmbeddedDatabase } from './embedded.js'
+import type { EmbeddedDatabase } from './embedded/index.js'
 import type { Database } from './types.js'
 
 export type Db = Kysely<Database>
@@ -68,8 +68,8 @@ export async function createDb (options: DbOptions, { log }: { log?: LogConfig }
     pool.on('connect', (client) => { client.on('error', () => {}) })
     return new Kysely<Database>({ dialect: new ApiPostgresDialect({ pool }), log })
   }
-  // PGlite in a thread of its own (embedded.ts), which takes the data directory's lock.
-  const { EmbeddedDatabase, EmbeddedDialect } = await import('./embedded.js')
+  // PGlite in a thread of its own (embedded/), which takes the data directory's lock.
+  const { EmbeddedDatabase, EmbeddedDialect } = await import('./embedded/index.js')
   const database = await EmbeddedDatabase.open(options.dataDir)
   const db = new Kysely<Database>({ dialect: new EmbeddedDialect({ database }), log })
   // Kysely closes a driver only once it has been used: use it now, so that

@@ -8,11 +8,9 @@ import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import { createDb } from '../../src/db/index.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
-import { databaseOptions } from '../database.js'
-
-t.setTimeout(120_000)
+import { createDb } from '../../../src/db/index.js'
+import { migrateToLatest } from '../../../src/db/migrate.js'
+import { databaseOptions } from '../../database.js'
 
 const dataDir = await mkdtemp(path.join(tmpdir(), 'embedded-test-'))
 t.teardown(() => rm(dataDir, { recursive: true, force: true }))

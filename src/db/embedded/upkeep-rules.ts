@@ -1,15 +1,16 @@
-// The embedded database's upkeep. PGlite runs PostgreSQL as a single process in
-// single-user mode, which has no autovacuum: left alone, every update leaves the
-// row it replaced behind for good (a description change, its old text in the
-// TOAST table), tables and indexes only grow, the planner's statistics stay those
-// of the day the data was loaded, and old transaction ids are never frozen. Nor
-// has it a checkpointer, and a single-user backend never asks for a checkpoint
-// itself: the write-ahead log grows for as long as the database is open (past a
-// gigabyte in 150 s of description changes), and after a crash the next
-// start replays all of it. The database thread (embedded-thread.ts) does
-// autovacuum's and the checkpointer's work itself, by their own rules and
-// PostgreSQL's own settings for them; PGlite keeps the cumulative statistics
+// What the embedded database's upkeep is due to do, by the rules of the daemons
+// PGlite lacks. PGlite runs PostgreSQL as a single process in single-user mode,
+// which has no autovacuum: left alone, every update leaves the row it replaced
+// behind for good (a description change, its old text in the TOAST table), tables
+// and indexes only grow, the planner's statistics stay those of the day the data
+// was loaded, and old transaction ids are never frozen. Nor has it a checkpointer,
+// and a single-user backend never asks for a checkpoint itself: the write-ahead log
+// grows for as long as the database is open (past a gigabyte in 150 s of
+// description changes), and after a crash the next start replays all of it. The
+// rules here are theirs, with PostgreSQL's own settings for them, so that an
+// operator tunes them as on PostgreSQL; PGlite keeps the cumulative statistics
 // autovacuum's rules read, as PostgreSQL does, for as long as the process lives.
+// When the work is done is upkeep.ts's business.
 import type { PGlite } from '@electric-sql/pglite'
 
 /** What one table is due for. */
@@ -84,7 +85,8 @@ export async function naptimeMs (pglite: PGlite): Promise<number> {
 // the last checkpoint's redo point reaches max_wal_size ÷ (1 +
 // checkpoint_completion_target), in whole segments, at least one; or once
 // checkpoint_timeout has passed since the last checkpoint, if anything was
-// written since ($1: where the log ended right after it, as this process saw it).
+// written since ($1: where the log ended right after it, as this process saw it;
+// $2: the time now, in ms since 1970, from the upkeep's clock).
 // PostgreSQL's checkpointer spreads the writes over the interval; a single-user
 // backend writes them at once.
 const CHECKPOINT_DUE = `
@@ -95,12 +97,15 @@ WITH settings AS (
     current_setting('checkpoint_timeout')::interval AS timeout
 )
 SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), c.redo_lsn) >= greatest(floor(max_wal / segment / (1 + target)), 1) * segment
-    OR (now() - c.checkpoint_time >= timeout AND pg_current_wal_insert_lsn() <> $1::pg_lsn) AS due
+    OR (to_timestamp($2::float8 / 1000) - c.checkpoint_time >= timeout AND pg_current_wal_insert_lsn() <> $1::pg_lsn) AS due
 FROM pg_control_checkpoint() c CROSS JOIN settings`
 
-/** Whether a checkpoint is due now; `since`: where the log ended right after the last one this process knows of. */
-export async function checkpointDue (pglite: PGlite, since: string): Promise<boolean> {
-  return (await pglite.query<{ due: boolean }>(CHECKPOINT_DUE, [since])).rows[0]?.due === true
+/**
+ * Whether a checkpoint is due at `epochMs` (ms since 1970); `since`: where the log
+ * ended right after the last one this process knows of.
+ */
+export async function checkpointDue (pglite: PGlite, since: string, epochMs: number): Promise<boolean> {
+  return (await pglite.query<{ due: boolean }>(CHECKPOINT_DUE, [since, epochMs])).rows[0]?.due === true
 }
 
 /** Where the log ends now (after a checkpoint, the point a later one on time compares with). */

@@ -3,7 +3,7 @@
 // thread still holds across the two: a transaction is never interleaved with
 // another connection's statements (nor undone with them), errors keep their
 // SQLSTATE and map to the API's statuses, dates stay strings, the statements of
-// prepare() are prepared once by name, scripts of several statements run, and
+// prepare() run as any other (unnamed), scripts of several statements run, and
 // closing lets what was sent finish before it refuses more. Runs on PGlite
 // whatever DATABASE_URL says.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -13,16 +13,14 @@ import path from 'node:path'
 import { AbortedTransactionError, sql } from 'kysely'
 import t from 'tap'
 import type { FastifyError } from 'fastify'
-import { createDb, embeddedDatabase, type Db } from '../../src/db/index.js'
-import { EmbeddedDatabase } from '../../src/db/embedded.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
-import { prepare, value } from '../../src/db/prepared.js'
-import { statementName } from '../../src/db/statement-names.js'
-import { EMBEDDED_THREAD_NAME } from '../../src/db/thread-name.js'
-import { toApiError } from '../../src/http/errors.js'
-import { databaseOptions } from '../database.js'
-import { send } from '../http.js'
-import { build } from '../helper.js'
+import { createDb, embeddedDatabase, type Db } from '../../../src/db/index.js'
+import { EmbeddedDatabase } from '../../../src/db/embedded/index.js'
+import { EMBEDDED_THREAD_NAME } from '../../../src/db/embedded/thread-name.js'
+import { migrateToLatest } from '../../../src/db/migrate.js'
+import { toApiError } from '../../../src/http/errors.js'
+import { databaseOptions } from '../../database.js'
+import { send } from '../../http.js'
+import { build } from '../../helper.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -151,30 +149,18 @@ t.test('a script that leaves a transaction open is rolled back and refused; the 
   t.same(results.at(-1)?.rows, [{ id: 2 }])
 })
 
-const DIVIDE = prepare({ by: value<number>() }, (db, v) => db.selectNoFrom(sql<number>`1 / ${v.by}`.as('quotient')))
-const DAY = prepare({ day: value<string>() }, (db, v) => db.selectNoFrom(sql<string>`${v.day}::date`.as('day')))
+const divide = (db: Db, by: number) => db.selectNoFrom(sql<number>`1 / ${by}`.as('quotient')).execute()
+const day = (db: Db, value: string) => db.selectNoFrom(sql<string>`${value}::date`.as('day')).execute()
 
-/** Whether the statement is prepared in PGlite's session under the name prepare() gave it. */
-async function preparedByName (db: Db, text: string): Promise<boolean> {
-  const name = statementName(text)
-  if (name === undefined) throw new Error('not a statement of prepare()')
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = ${name}`.execute(db)
-  return rows[0]?.n === 1
-}
-
-t.test('the statements of prepare() are prepared once by name, with the same values, results and errors as any other', async (t) => {
+t.test('statements built with parameters have the same values, results and errors as raw ones', async (t) => {
   const db = await sharedInMemory()
-  for (let i = 0; i < 3; i++) {
-    const { rows } = await db.executeQuery(DAY({ day: '2024-02-29' }))
-    t.same(rows, [{ day: '2024-02-29' }], 'a date stays a YYYY-MM-DD string')
-  }
-  t.ok(await preparedByName(db, DAY({ day: '2024-02-29' }).sql), 'prepared under its name')
-  t.same((await sql<{ day: string }>`SELECT ${'2024-02-29'}::date AS day`.execute(db)).rows, [{ day: '2024-02-29' }], 'and so on any other statement')
-  t.same((await db.executeQuery(DIVIDE({ by: 4 }))).rows, [{ quotient: 0 }])
+  for (let i = 0; i < 3; i++) t.same(await day(db, '2024-02-29'), [{ day: '2024-02-29' }], 'a date stays a YYYY-MM-DD string')
+  t.same((await sql<{ day: string }>`SELECT ${'2024-02-29'}::date AS day`.execute(db)).rows, [{ day: '2024-02-29' }], 'and so on a raw statement')
+  t.same(await divide(db, 4), [{ quotient: 0 }])
 
-  const named = await db.executeQuery(DIVIDE({ by: 0 })).catch((error: unknown) => error)
-  const unnamed = await sql`SELECT 1 / ${0} AS quotient`.execute(db).catch((error: unknown) => error)
-  for (const [how, error] of [['by name', named], ['unnamed', unnamed]] as const) {
+  const built = await divide(db, 0).catch((error: unknown) => error)
+  const raw = await sql`SELECT 1 / ${0} AS quotient`.execute(db).catch((error: unknown) => error)
+  for (const [how, error] of [['built', built], ['raw', raw]] as const) {
     t.match(error, { code: '22012', message: 'division by zero', severity: 'ERROR' }, `${how}: the SQLSTATE and PostgreSQL's fields`)
     t.match(toApiError(error as FastifyError).body(), { statusCode: 400, code: 'invalid_input' }, `${how}: a 400, as on PostgreSQL`)
   }
@@ -183,40 +169,32 @@ t.test('the statements of prepare() are prepared once by name, with the same val
   await t.rejects(sql`INSERT INTO unique_test VALUES (1)`.execute(db), { code: '23505', constraint: 'unique_test_pkey' })
 })
 
-const DOCUMENT = prepare({ doc: value<string>() }, (db, v) => db.selectNoFrom([
-  sql<unknown>`${v.doc}::jsonb`.as('jsonb'),
-  sql<unknown>`${v.doc}::json`.as('json'),
-  sql<unknown>`array[${v.doc}::jsonb, 'null'::jsonb, NULL]`.as('jsonbs'),
-  sql<unknown>`NULL::jsonb`.as('nothing')
-]))
-
-t.test('json and jsonb values, alone and in arrays, come back parsed, by name, unnamed and from a script', async (t) => {
+t.test('json and jsonb values, alone and in arrays, come back parsed, from a statement with parameters, a raw one and a script', async (t) => {
   const db = await sharedInMemory()
   const doc = { type: 'doc', content: [{ type: 'text', text: 'ü "quoted" \\ \u2028' }], n: 1.5, none: null }
   const want = { jsonb: doc, json: doc, jsonbs: [doc, null, null], nothing: null }
-  t.same((await db.executeQuery(DOCUMENT({ doc: JSON.stringify(doc) }))).rows, [want], 'by name')
-  t.same((await sql`SELECT ${JSON.stringify(doc)}::jsonb AS jsonb, ${JSON.stringify(doc)}::json AS json,
-    array[${JSON.stringify(doc)}::jsonb, 'null'::jsonb, NULL] AS jsonbs, NULL::jsonb AS nothing`.execute(db)).rows, [want], 'unnamed')
-  const literal = JSON.stringify(doc).replaceAll("'", "''")
+  const text = JSON.stringify(doc)
+  t.same(await db.selectNoFrom([
+    sql<unknown>`${text}::jsonb`.as('jsonb'),
+    sql<unknown>`${text}::json`.as('json'),
+    sql<unknown>`array[${text}::jsonb, 'null'::jsonb, NULL]`.as('jsonbs'),
+    sql<unknown>`NULL::jsonb`.as('nothing')
+  ]).execute(), [want], 'with parameters')
+  const literal = text.replaceAll("'", "''")
+  t.same((await sql.raw(`SELECT '${literal}'::jsonb AS jsonb, '${literal}'::json AS json,
+    array['${literal}'::jsonb, 'null'::jsonb, NULL] AS jsonbs, NULL::jsonb AS nothing`).execute(db)).rows, [want], 'raw')
   const results = await embeddedDatabase(db)!.exec(`SELECT 1 AS one; SELECT '${literal}'::jsonb AS jsonb, '${literal}'::json AS json,
     array['${literal}'::jsonb, 'null'::jsonb, NULL] AS jsonbs, NULL::jsonb AS nothing`)
   t.same(results.map((r) => r.rows), [[{ one: 1 }], [want]], 'from a script')
 })
 
-t.test('a statement of prepare() that fails to prepare is prepared again when it can be', async (t) => {
+t.test('a statement that fails runs once it can', async (t) => {
   const db = await sharedInMemory()
-  const COUNT_LATER = prepare({ min: value<number>() }, (db, v) => db.selectNoFrom(sql<number>`(SELECT count(*)::int FROM later_table WHERE id >= ${v.min})`.as('n')))
-  await t.rejects(db.executeQuery(COUNT_LATER({ min: 0 })), { code: '42P01' })
+  const countLater = (min: number) => db.selectNoFrom(sql<number>`(SELECT count(*)::int FROM later_table WHERE id >= ${min})`.as('n')).execute()
+  await t.rejects(countLater(0), { code: '42P01' })
   await sql`CREATE TABLE later_table (id int)`.execute(db)
   await sql`INSERT INTO later_table VALUES (1), (2)`.execute(db)
-  t.same((await db.executeQuery(COUNT_LATER({ min: 2 }))).rows, [{ n: 1 }])
-  t.ok(await preparedByName(db, COUNT_LATER({ min: 0 }).sql))
-})
-
-t.test('with DB_PREPARED_STATEMENTS=false no statement is prepared by name', async (t) => {
-  const db = await inMemory(t, { DB_PREPARED_STATEMENTS: 'false' })
-  t.same((await db.executeQuery(DAY({ day: '2024-02-29' }))).rows, [{ day: '2024-02-29' }])
-  t.notOk(await preparedByName(db, DAY({ day: '2024-02-29' }).sql))
+  t.same(await countLater(2), [{ n: 1 }])
 })
 
 /** The threads of this process that Linux shows under `name`. */
