@@ -165,10 +165,22 @@ export async function loadDemo (db: Db): Promise<DemoResult> {
   })
 }
 
-async function insertDataset (db: Db, now: Date): Promise<void> {
-  const ago = (days: number) => new Date(now.getTime() - days * DAY_MS)
-  const ahead = (days: number) => new Date(now.getTime() + days * DAY_MS)
+/** Days before and after the moment the dataset is loaded. */
+interface Clock { now: Date, ago: (days: number) => Date, ahead: (days: number) => Date }
 
+async function insertDataset (db: Db, now: Date): Promise<void> {
+  const clock: Clock = {
+    now,
+    ago: (days: number) => new Date(now.getTime() - days * DAY_MS),
+    ahead: (days: number) => new Date(now.getTime() + days * DAY_MS)
+  }
+  await insertOrganisation(db, clock)
+  await insertProjects(db, clock)
+  await insertProjectChildren(db, clock)
+}
+
+/** Companies, people, spaces and the goal. */
+async function insertOrganisation (db: Db, { now, ago }: Clock): Promise<void> {
   await db.insertInto('companies').values(COMPANIES.map((c) => ({ ...c, inserted_at: ago(90) }))).execute()
   await db.insertInto('people').values(PEOPLE.map((p) => ({ ...p, inserted_at: ago(90) }))).execute()
   await db.insertInto('spaces').values([
@@ -191,6 +203,9 @@ async function insertDataset (db: Db, now: Date): Promise<void> {
     updated_at: ago(60)
   }).execute()
 
+}
+
+async function insertProjects (db: Db, { ago, ahead }: Clock): Promise<void> {
   const [discovery, design, content, launch] = ID.milestones
   await db.insertInto('projects').values([
     {
@@ -241,6 +256,11 @@ async function insertDataset (db: Db, now: Date): Promise<void> {
     }
   ]).execute()
 
+}
+
+/** Website Redesign's people, milestones, resources, check-in, notifications and subscribers. */
+async function insertProjectChildren (db: Db, { ago, ahead }: Clock): Promise<void> {
+  const [discovery, design, content, launch] = ID.milestones
   const [c1, c2, c3, c4, c5] = ID.contributors
   await db.insertInto('project_contributors').values([
     { id: c1, project_id: ID.websiteRedesign, person_id: ID.alice, role: 'champion', responsibility: 'Owns the plan and the launch date', access_level: 100 },
@@ -273,6 +293,11 @@ async function insertDataset (db: Db, now: Date): Promise<void> {
     { id: r3, project_id: ID.websiteRedesign, title: 'Launch checklist', link: 'https://docs.acme.test/website/launch-checklist', resource_type: 'generic', inserted_at: ago(20) }
   ]).execute()
 
+  await insertActivity(db, { ago, ahead })
+}
+
+/** Website Redesign's check-in, its last activity and notification, task statuses and subscribers. */
+async function insertActivity (db: Db, { ago }: Pick<Clock, 'ago' | 'ahead'>): Promise<void> {
   await db.insertInto('project_check_ins').values({
     id: ID.checkIn,
     project_id: ID.websiteRedesign,

@@ -7,10 +7,6 @@
 // `nullable: true` is written after one `=== null` check. Only the serializer sees
 // this form: validation and the OpenAPI document keep the schemas as written.
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
-import { COMPONENTS } from './components.js'
-import type { Static } from 'typebox'
-import { NotificationListResponseSchema } from '../notifications/schemas.js'
-import { ProjectSchema, type Project } from '../projects/schemas.js'
 
 type Schema = Record<string, unknown>
 
@@ -56,91 +52,3 @@ export const buildSerializer: SerializerSelector.SerializerFactory = (externalSc
   const compile = SerializerSelector()(shared, serializerOpts)
   return (route) => compile({ ...route, schema: nullableForSerializer(route.schema) })
 }
-
-/**
- * A writer for answers of this schema that the app writes itself (and may keep,
- * plugins/answers.ts): the same compiler, shared schemas and nullable form as the
- * routes', so the bytes are those Fastify writes.
- */
-function writer<T> (schema: unknown): (value: T) => string {
-  return buildSerializer(COMPONENTS, {})({ schema, method: 'GET', url: '/', httpStatus: '200' }) as (value: T) => string
-}
-
-/** A Project on its own, as inside `{"project": …}` and `{"projects": […]}`. */
-export const writeProject = writer<Project>({ $ref: 'Project' })
-
-/**
- * The fields of a Project that are its reader's own and consecutive in its schema,
- * in that order: written into a project's kept bytes for each reader
- * (presenters/project.ts).
- */
-export const READER_FIELDS = ['my_role', 'notifications', 'permissions'] as const
-
-/** The field that follows READER_FIELDS in a written Project. */
-export const AFTER_READER_FIELDS = (() => {
-  const fields = Object.keys(ProjectSchema.properties)
-  const first = fields.indexOf(READER_FIELDS[0])
-  if (first < 0 || READER_FIELDS.some((field, i) => fields[first + i] !== field)) throw new Error('READER_FIELDS are not consecutive in the Project schema')
-  return fields[first + READER_FIELDS.length]!
-})()
-
-/** An object of READER_FIELDS alone, each written as writeProject writes it: `{"my_role":…,"notifications":…,"permissions":…}`. */
-export const writeReaderFields = writer<Pick<Project, typeof READER_FIELDS[number]>>({
-  type: 'object',
-  properties: Object.fromEntries(READER_FIELDS.map((field) => [field, ProjectSchema.properties[field]])),
-  required: [...READER_FIELDS],
-  additionalProperties: false
-})
-
-/** notifications/list's answer. */
-export const writeNotificationPage = writer<Static<typeof NotificationListResponseSchema>>(NotificationListResponseSchema)
-
-/**
- * The fields of a Project that its children make (db/project-aggregate.ts,
- * KEPT_COLUMNS: contributors, goal, key resources, last check-in, milestones,
- * subscription list, retrospective, task statuses), written the same whatever the
- * project's own columns and whoever reads it: presenters/project.ts keeps them
- * written by the text they are made from.
- */
-export const CHILDREN_FIELDS = [
-  'champion', 'reviewer', 'contributors', 'goal', 'key_resources', 'last_check_in', 'milestones', 'next_milestone',
-  'milestones_ordering_state', 'potential_subscribers', 'subscription_list', 'retrospective', 'task_statuses'
-] as const satisfies ReadonlyArray<keyof Project>
-
-export type ChildrenField = typeof CHILDREN_FIELDS[number]
-
-/** Consecutive fields of a Project, all of them its children's or none. */
-export interface ProjectRun {
-  readonly children: boolean
-  readonly fields: ReadonlyArray<keyof Project>
-  /** The run's fields of `project` as writeProject writes them between its braces: `"a":…,"b":…`. */
-  readonly write: (project: Partial<Project>) => string
-}
-
-/**
- * The Project's fields in the schema's order, cut into runs of its children's
- * fields and of the others. Every field is required, so writeProject writes each
- * one: the runs, joined by commas inside braces, are its very bytes.
- */
-export const PROJECT_RUNS: readonly ProjectRun[] = (() => {
-  const fields = Object.keys(ProjectSchema.properties) as Array<keyof Project>
-  const required = new Set<string>(ProjectSchema.required)
-  if (fields.some((field) => !required.has(field))) throw new Error('a Project field is optional: its runs would not join into writeProject\'s bytes')
-  const children = new Set<string>(CHILDREN_FIELDS)
-  if (CHILDREN_FIELDS.some((field) => !fields.includes(field))) throw new Error('CHILDREN_FIELDS names a field the Project schema does not have')
-  const runs: Array<{ children: boolean, fields: Array<keyof Project> }> = []
-  for (const field of fields) {
-    const last = runs.at(-1)
-    if (last !== undefined && last.children === children.has(field)) last.fields.push(field)
-    else runs.push({ children: children.has(field), fields: [field] })
-  }
-  return runs.map((run) => {
-    const write = writer<Partial<Project>>({
-      type: 'object',
-      properties: Object.fromEntries(run.fields.map((field) => [field, ProjectSchema.properties[field]])),
-      required: run.fields,
-      additionalProperties: false
-    })
-    return { ...run, write: (project: Partial<Project>) => write(project).slice(1, -1) }
-  })
-})()
