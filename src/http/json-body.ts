@@ -54,6 +54,11 @@ export default fp(async (fastify) => {
       done(new ApiError(400, 'invalid_input', 'body is not valid UTF-8'))
       return
     }
+    // The decoder takes one byte order mark off; a second is no JSON (secure-json-parse would take it off too).
+    if (text.startsWith('\uFEFF')) {
+      done(new ApiError(400, 'invalid_input', 'body must start with at most one byte order mark'))
+      return
+    }
     if (text.trim() === '') {
       done(new ApiError(400, 'invalid_input', 'body must be a JSON object'))
       return

@@ -2,20 +2,17 @@
 // not blank, descriptions that are JSON within the size and depth limits, and no
 // text Postgres could not store exactly.
 import { invalidInput } from '../errors.js'
+import { isBlank, wellFormed } from '../http/input.js'
 import { DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, NAME_MAX_LENGTH } from './schemas.js'
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
 
-export function requireId (value: string, path: string): string {
-  if (value.trim() === '') throw invalidInput(path, 'must not be blank')
-  return value
-}
+export { requireId } from '../http/input.js'
 
 export function normalizeName (value: string, path = '/name'): string {
-  if (!value.isWellFormed()) throw invalidInput(path, 'must be valid Unicode (no lone surrogates)')
-  const name = value.trim()
-  if (name === '') throw invalidInput(path, 'must not be blank')
+  const name = wellFormed(value, path).trim()
+  if (isBlank(name)) throw invalidInput(path, 'must not be blank')
   let length = 0
   for (const _ of name) length++
   if (length > NAME_MAX_LENGTH) throw invalidInput(path, `must be at most ${NAME_MAX_LENGTH} characters`)
@@ -45,7 +42,7 @@ function jsonDepth (text: string): number {
 }
 
 export function checkDescription (value: string, path = '/description'): string {
-  if (!value.isWellFormed()) throw invalidInput(path, 'must be valid Unicode (no lone surrogates)')
+  wellFormed(value, path)
   if (Buffer.byteLength(value, 'utf8') > DESCRIPTION_MAX_BYTES) {
     throw invalidInput(path, `must be at most ${DESCRIPTION_MAX_BYTES} bytes (UTF-8)`)
   }

@@ -237,7 +237,9 @@ t.test('400 for a body that is not a JSON object: never a 500', async (t) => {
     ['__proto__', `{"project_id":"${project.publicId}","name":"x","__proto__":{"admin":true}}`],
     ['nested __proto__', `{"project_id":"${project.publicId}","name":{"__proto__":{"x":1}}}`],
     ['constructor.prototype', `{"project_id":"${project.publicId}","name":"x","constructor":{"prototype":{"admin":true}}}`],
-    ['deeply nested, unterminated', '['.repeat(100000)]
+    ['deeply nested, unterminated', '['.repeat(100000)],
+    ['two byte order marks', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf]), Buffer.from(`{"project_id":"${project.publicId}","name":"x"}`)])],
+    ['a byte order mark and one escaped', `\ufeff\ufeff{"project_id":"${project.publicId}","name":"x"}`]
   ]
   // JSON text that parses to something other than the body's object: the schema refuses it.
   const notAnObject: Array<[string, string]> = [
@@ -261,6 +263,9 @@ t.test('400 for a body that is not a JSON object: never a 500', async (t) => {
       }
     }
   })
+  // One byte order mark is taken off, as JSON parsers may.
+  const oneMark = await postRaw(`${BASE}/update_name`, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`{"project_id":"${project.publicId}","name":"One mark"}`)]))
+  t.equal(oneMark.statusCode, 200, 'one byte order mark: accepted')
   // A POST with no body at all and no content type: nothing to parse, and the required fields are missing.
   const none = await app.inject({ method: 'POST', url: `${BASE}/update_name`, headers: auth })
   assertInvalid(t, none, 'invalid')

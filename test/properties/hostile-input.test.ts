@@ -431,11 +431,14 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
 
+/** Blank: nothing that shows, only whitespace, format characters and other default-ignorable code points. */
+const blank = (value: string) => /^[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]*$/u.test(value)
+
 /** The stored name for a requested one, or null when the contract refuses it. */
 function expectedName (value: string): string | null {
   if (LONE_SURROGATE.test(value)) return null
   const name = value.trim()
-  if (name === '' || [...name].length > 255 || CONTROL.test(name)) return null
+  if (blank(name) || [...name].length > 255 || CONTROL.test(name)) return null
   return name
 }
 

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { decodeId } from '../../ids.js'
 import { invalidExample, mutationErrors, notFoundExample } from '../../http/responses.js'
-import { requireId } from '../../projects/rules.js'
+import { requireId } from '../../http/input.js'
 import { markRead } from '../query.js'
 import { NOTIFICATION_NOT_FOUND, notFound } from '../common.js'
 import { EmptyResponseSchema, MarkManyAsReadBodySchema } from '../schemas.js'

@@ -154,8 +154,8 @@ t.test('too long names are 400 and change nothing', async (t) => {
   await expectRejected(t, db, { name: 'a'.repeat(100_000) }, '/name')
 })
 
-t.test('blank names are 400 name must not be blank', async (t) => {
-  for (const name of ['', '   ', '\n', ' \t\r\n ', '\u00a0\u2003']) {
+t.test('blank names are 400 name must not be blank: whitespace, and characters that show nothing', async (t) => {
+  for (const name of ['', '   ', '\n', ' \t\r\n ', '\u00a0\u2003', '\u200b', '\u200b\u200c\u200d', ' \u2060 ', '\u00ad', '\u3164', '\u0085', '\ufeff\u200b']) {
     await expectRejected(t, db, { name }, '/name', 'name must not be blank')
   }
 })
