@@ -67,6 +67,8 @@ export interface RawAnswer extends Answer {
  */
 export async function sendRaw (port: number, chunks: Array<string | Buffer>, options: {
   gapMs?: number, abortAfterMs?: number, reset?: boolean, livenessMs?: number, untilClosed?: boolean, onSent?: () => void
+  /** Called with everything received so far, at each arrival. */
+  onData?: (raw: string) => void
 } = {}): Promise<RawAnswer> {
   const started = Date.now()
   return await new Promise((resolve) => {
@@ -90,6 +92,7 @@ export async function sendRaw (port: number, chunks: Array<string | Buffer>, opt
     })
     socket.on('data', (data: Buffer) => {
       received = Buffer.concat([received, data])
+      options.onData?.(received.toString('latin1'))
       if (options.untilClosed === false && parseAnswer(received).complete) settle(false)
     })
     socket.on('error', (e: NodeJS.ErrnoException) => { error = e.code ?? e.message })

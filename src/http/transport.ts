@@ -168,6 +168,10 @@ export default fp(async (fastify) => {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => { responses.set(req.socket, res) })
   // Instead of Node.js's empty 417, the request goes on to Fastify, whose hook below answers it.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => { server.emit('request', req, res) })
+  // Expect: 100-continue is answered once the request is authenticated, right before
+  // its body is read (preParsing below), not by Node.js on arrival: a client refused
+  // (401, 403, 404…) is never asked for its body.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => { server.emit('request', req, res) })
 
   // Before the other hooks: these requests are refused whatever their route.
   fastify.addHook('onRequest', async (request, reply) => {
@@ -189,11 +193,18 @@ export default fp(async (fastify) => {
     }
   })
 
+  fastify.addHook('preParsing', async (request, reply, payload) => {
+    if (request.raw.httpVersion === '1.1' && CONTINUE_ONLY.test(request.headers.expect ?? '') && !reply.raw.headersSent) reply.raw.writeContinue()
+    return payload
+  })
+
   // Requests that reach a closing server are served (the database closes after the
   // server), and each answer asks the client to reconnect, so no kept-alive
-  // connection holds the shutdown up to its deadline.
-  fastify.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close')
+  // connection holds the shutdown up to its deadline. An answer given before the
+  // request's body was read closes its connection too: the body is not waited for,
+  // nor is the connection kept for a client that never sends it.
+  fastify.addHook('onSend', async (request, reply) => {
+    if (closing || request.raw.complete === false) reply.header('connection', 'close')
   })
 
   // A request whose answer is under way finishes. Node.js closes the connections
