@@ -8,7 +8,8 @@
 //
 //  Before routing (appOptions: transportOptions, genReqId)
 //   1. Node.js's parser and clock       plugins/transport.ts  400 malformed HTTP, 431 headers too large,
-//                                                              408 headers or body too slow
+//                                                              408 headers or body too slow,
+//                                                              405 CONNECT (Node.js never hands it to the router)
 //   2. the router                       plugins/transport.ts  400 malformed percent escape in the path
 //   3. the request's id                 plugins/request-id.ts the caller's X-Request-Id if sane, else a UUID
 //  onRequest, every route
