@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
+         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. A host is judged as DNS reads it: in lower case, international names in their ASCII form, without one trailing dot (`localhost.` is localhost). Port 0 is refused. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
          */
         post: operations["createWebhook"];
         delete?: never;

@@ -66,7 +66,8 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
         `${WEBHOOK_EVENTS.map((e) => `\`${e}\``).join(' and ')}. The URL must be https on a public address: ` +
         'loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are ' +
         'refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks ' +
-        'again. The answer holds the signing secret, shown this once. At most ' +
+        'again. A host is judged as DNS reads it: in lower case, international names in their ASCII form, without ' +
+        'one trailing dot (`localhost.` is localhost). Port 0 is refused. The answer holds the signing secret, shown this once. At most ' +
         `${WEBHOOKS_PER_COMPANY} per company. ${ADMINS_ONLY} Needs a write token.`,
       security: [{ bearerAuth: [] }],
       body: CreateWebhookBodySchema,
