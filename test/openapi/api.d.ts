@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * The database is reachable, writable, current and usable by this service
-         * @description Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this service needs on one of its tables, or not migrated to this build's newest migration. The answer does not name a read-only database or a missing privilege; the server logs each reason at warn, once when it starts. No token, no rate limit.
+         * @description Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this service needs on one of its tables, or not migrated to this build's newest migration. The answer does not name a read-only database or a missing privilege; the server logs each reason at warn, once when it starts. `rate_limit` says where the rate limits are counted, and `degraded` while Redis is unreachable (requests are then let through without a limit). No token, no rate limit.
          */
         get: operations["checkReadiness"];
         put?: never;
@@ -844,7 +844,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "ready",
-                     *       "migration": "20261122000000_initial"
+                     *       "migration": "20261122000000_initial",
+                     *       "rate_limit": "shared"
                      *     }
                      */
                     "application/json": {
@@ -852,6 +853,11 @@ export interface operations {
                         status: "ready";
                         /** @description The newest migration applied */
                         migration: string;
+                        /**
+                         * @description Where the rate limits are counted: `off` (none set), `local` (in this instance), `shared` (in Redis, REDIS_URL), or `degraded` (Redis is unreachable: requests are let through without a limit until it is back; the instance still serves, so it stays ready)
+                         * @enum {unknown}
+                         */
+                        rate_limit: "off" | "local" | "shared" | "degraded";
                     };
                 };
             };
