@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely'
 import { jsonArrayFrom } from 'kysely/helpers/postgres'
 import { value, type RowOf } from './prepared.js'
 import { CALLER_PERSON, prepareForCaller, runAs, type Actor } from './caller.js'
+import { liveJobOf } from './deliveries.js'
 import type { Database, WebhookEvent } from './types.js'
 
 /** Endpoints one company may have: every change writes one delivery per endpoint. */
@@ -133,11 +134,18 @@ const DELIVERIES = prepareForCaller('read', { id: value<string>(), limit: value<
   .with('hook', (qb) => qb.selectFrom('webhooks as w')
     .innerJoin('me', 'me.company_id', 'w.company_id')
     .where('w.id', '=', v.id)
-    .select('w.id'))
+    .select(['w.id', 'w.enabled']))
   .selectFrom('caller')
   .select((eb) => [
     eb.exists(eb.selectFrom('me').select(sql.lit(1).as('one'))).as('admin'),
     eb.exists(eb.selectFrom('hook').select(sql.lit(1).as('one'))).as('found'),
+    // Pending, of an enabled endpoint, and no job will attempt them again: what the sweep takes up (src/webhooks/sweep.ts).
+    eb.selectFrom('webhook_deliveries as d')
+      .innerJoin('hook', 'hook.id', 'd.webhook_id')
+      .where('hook.enabled', '=', true)
+      .where('d.status', '=', 'pending')
+      .where((eb) => eb.not(liveJobOf('d')))
+      .select(sql<number>`count(*)::int`.as('n')).$asScalar().$notNull().as('stranded'),
     jsonArrayFrom(eb.selectFrom('webhook_deliveries as d')
       .innerJoin('hook', 'hook.id', 'd.webhook_id')
       .select([
@@ -150,10 +158,10 @@ const DELIVERIES = prepareForCaller('read', { id: value<string>(), limit: value<
 
 export type DeliveryRow = RowOf<typeof DELIVERIES.token>['deliveries'][number]
 
-/** An endpoint's latest deliveries, newest first. */
-export async function listDeliveries (db: Kysely<Database>, actor: Actor, id: string, limit: number): Promise<Managed<DeliveryRow[]>> {
+/** An endpoint's latest deliveries, newest first, and how many of all its deliveries are stranded. */
+export async function listDeliveries (db: Kysely<Database>, actor: Actor, id: string, limit: number): Promise<Managed<{ deliveries: DeliveryRow[], stranded: number }>> {
   const [row] = await runAs(db, DELIVERIES, actor, { id, limit })
   if (row?.admin !== true) return { outcome: 'forbidden' }
   if (row.found !== true) return { outcome: 'not_found' }
-  return { outcome: 'done', value: row.deliveries }
+  return { outcome: 'done', value: { deliveries: row.deliveries, stranded: row.stranded } }
 }

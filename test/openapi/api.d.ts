@@ -351,7 +351,7 @@ export interface paths {
         };
         /**
          * List a webhook endpoint's deliveries
-         * @description The endpoint's latest deliveries, newest first: the event (its id is the `webhook-id` the receiver got) and type, the status, attempts, the last attempt's status code or error and duration, the next attempt and when it was delivered. `limit` 1 to 100 (default 50). Company admins only: anyone else gets 403 `forbidden`.
+         * @description The endpoint's latest deliveries, newest first: the event (its id is the `webhook-id` the receiver got) and type, the status, attempts, the last attempt's status code or error and duration, the next attempt and when it was delivered. `stranded` counts the endpoint's pending deliveries (of all, not only this page) that no job will attempt again, as when a worker crashed mid-attempt each time the job engine retried: each delivering process takes them up at start and every minute, records the lost attempt and queues the next (or fails the delivery when its retries are spent). `limit` 1 to 100 (default 50). Company admins only: anyone else gets 403 `forbidden`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -3910,12 +3910,15 @@ export interface operations {
                      *           "delivered_at": null,
                      *           "inserted_at": "2026-11-24T15:02:11.512Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "stranded": 0
                      *     }
                      */
                     "application/json": {
                         /** @description Newest first */
                         deliveries: components["schemas"]["WebhookDelivery"][];
+                        /** @description The endpoint's pending deliveries (of all, not only this page) that no job will attempt again (their job ended without recording an outcome: a worker crashed mid-attempt each time it was retried); the delivering processes take them up at start and every minute */
+                        stranded: number;
                     };
                 };
             };

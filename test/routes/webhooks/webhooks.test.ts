@@ -330,7 +330,8 @@ t.test('a change writes one delivery and one job per subscribed, enabled endpoin
   t.equal((await admin.deliveries({ webhook_id: all.id, limit: '1' })).json().deliveries.length, 1, 'limit')
   expectInvalidInput(t, await admin.deliveries({ webhook_id: all.id, limit: '0' }), '/limit')
   expectInvalidInput(t, await admin.deliveries({ webhook_id: all.id, limit: '101' }), '/limit')
-  t.same((await admin.deliveries({ webhook_id: disabled.id })).json(), { deliveries: [] }, 'a disabled endpoint gets none')
+  t.same((await admin.deliveries({ webhook_id: disabled.id })).json(), { deliveries: [], stranded: 0 }, 'a disabled endpoint gets none')
+  t.equal(shown.json().stranded, 0, 'each pending delivery has its job: none stranded')
   t.equal((await admin.deliveries({ webhook_id: renames.id })).json().deliveries.length, 1)
   t.equal((await admin.deliveries({ webhook_id: descriptions.id })).json().deliveries.length, 1)
 
