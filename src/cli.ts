@@ -398,7 +398,9 @@ async function webhooksCommand (command: WebhooksCommand, db: Db, config: Config
       out(`deleted webhook ${command.id}`)
       return
     case 'webhooks deliveries': {
-      const deliveries = done(await hooks.listDeliveries(db, person.id, webhookId(command.id), command.limit)).map(toDelivery)
+      const listed = done(await hooks.listDeliveries(db, person.id, webhookId(command.id), command.limit))
+      const deliveries = listed.deliveries.map(toDelivery)
+      if (listed.stranded > 0) log(`${listed.stranded} pending deliveries are stranded (no job will attempt them again): a delivering process takes them up at its start and every minute`)
       if (command.json) out(JSON.stringify(deliveries, null, 2))
       else if (deliveries.length === 0) log('no deliveries')
       else {

@@ -1,10 +1,9 @@
 // Process entry: read the configuration, open and migrate the database, listen,
-// and close gracefully on SIGINT/SIGTERM.
+// and close gracefully on SIGINT/SIGTERM (however many relays deliver it: stop-signals.ts).
 import { existsSync } from 'node:fs'
 import { chmod, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import Fastify from 'fastify'
-import closeWithGrace from 'close-with-grace'
 import app, { appOptions } from './app.js'
 import { loadConfigOrExit, localBaseUrl, type Config } from './config.js'
 import { createDb, dbOptions, type Db } from './db/index.js'
@@ -12,6 +11,7 @@ import { migrateToLatest } from './db/migrate.js'
 import { isEmpty, loadDemo } from './db/demo.js'
 import { demoSummary, type DemoSummary } from './presenters/demo.js'
 import { redactPasswords } from './http/redact.js'
+import { onStop } from './stop-signals.js'
 import { describeError } from './errors.js'
 import { PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
 import { deliveryWorkerOptions, shutdownDeadline, startDeliveryWorker, type DeliveryWorker } from './webhooks/worker.js'
@@ -77,7 +77,7 @@ async function main (): Promise<void> {
   // On SIGTERM/SIGINT: stop accepting, let the requests and webhook deliveries in
   // flight finish (deliveries still running near the deadline are handed back to
   // the queue), close the pool, exit 0. Past the deadline (or on a crash) exit 1.
-  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: server.log }, async ({ signal, err }) => {
+  onStop({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: server.log }, async ({ signal, err }) => {
     if (err) server.log.error({ err }, 'shutting down after an unexpected error')
     else server.log.info({ signal }, 'shutting down')
     const deadline = shutdownDeadline(config.SHUTDOWN_TIMEOUT_MS)
@@ -86,6 +86,7 @@ async function main (): Promise<void> {
     await worker?.stop(deadline)
     await closing
     await db.destroy()
+    server.log.info('shut down')
   })
 
   await server.listen({ host: config.HOST, port: config.PORT })

@@ -4,7 +4,6 @@
 // workers. It brings the schema up to date as the server does, and stops
 // gracefully on SIGINT/SIGTERM. The embedded database belongs to the one process
 // that opened it: there the API process delivers (WEBHOOKS_WORKER=true).
-import closeWithGrace from 'close-with-grace'
 import { pino } from 'pino'
 import { loggerOptions } from './logger.js'
 import { loadConfigOrExit } from './config.js'
@@ -12,6 +11,7 @@ import { createDb, dbOptions } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
 import { describeError } from './errors.js'
 import { redactPasswords } from './http/redact.js'
+import { onStop } from './stop-signals.js'
 import { PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
 import { deliveryWorkerOptions, EMBEDDED_REFUSAL, shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
 
@@ -31,11 +31,12 @@ async function main (): Promise<void> {
 
   // On SIGTERM/SIGINT: the deliveries in flight finish (those still running near
   // the deadline are handed back to the queue), the pool closes, exit 0.
-  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: log }, async ({ signal, err }) => {
+  onStop({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: log }, async ({ signal, err }) => {
     if (err) log.error({ err }, 'shutting down after an unexpected error')
     else log.info({ signal }, 'shutting down')
     await worker.stop(shutdownDeadline(config.SHUTDOWN_TIMEOUT_MS))
     await db.destroy()
+    log.info('shut down')
   })
 }
 

@@ -59,7 +59,7 @@ t.test('compose: a worker service of the same image delivers the webhooks, after
   t.equal(worker.build, api.build, 'built from the same image')
   t.same(worker.command, ['node', 'dist/src/worker.js'])
   t.equal(pkg.scripts['start:worker:prod'], 'node dist/src/worker.js', 'what npm run start:worker:prod runs')
-  t.equal(pkg.scripts.worker, 'tsx src/worker.ts')
+  t.equal(pkg.scripts.worker, 'node --import tsx src/worker.ts', 'node itself, tsx only its loader: no parent relaying signals (test/stop-signals.test.ts)')
   t.ok(existsSync(`${root}/src/worker.ts`), 'the entry the build emits as dist/src/worker.js')
   t.match(worker.depends_on, {
     db: { condition: 'service_healthy' },

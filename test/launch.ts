@@ -13,7 +13,7 @@ import { waitFor } from './helper.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** `npm start`: the server from source, through tsx. */
+/** What `npm start` runs: the server from source, tsx as node's loader. */
 export const FROM_SOURCE = ['--import=tsx', 'src/server.ts']
 /** What `npm run build` emits and the image runs. */
 export const BUILT = ['dist/src/server.js']
@@ -66,6 +66,12 @@ export async function launchServer (options: {
   env?: Record<string, string>
   entry?: string[]
   nodeArgs?: string[]
+  /**
+   * Runs `npm <args>` (`['start']`) instead of node, in a process group of its own
+   * as a process manager runs it: `pid` is npm's and the group's. A process still
+   * running when the test ends is killed with its whole group.
+   */
+  npm?: string[]
   port?: number
   /** Also writes the output to this file. */
   logFile?: string
@@ -78,9 +84,16 @@ export async function launchServer (options: {
   for (const key of Object.keys(ConfigSchema.properties)) delete env[key]
   Object.assign(env, { HOST: '127.0.0.1', PORT: String(port) }, options.env)
 
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...(options.entry ?? FROM_SOURCE)], {
-    cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe']
-  })
+  const group = options.npm !== undefined
+  const child = group
+    ? spawn('npm', options.npm!, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    : spawn(process.execPath, [...(options.nodeArgs ?? []), ...(options.entry ?? FROM_SOURCE)], {
+      cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe']
+    })
+  const kill = () => {
+    if (!group) child.kill('SIGKILL')
+    else try { process.kill(-child.pid!, 'SIGKILL') } catch {} // the group is gone already
+  }
   const file = options.logFile === undefined ? undefined : createWriteStream(options.logFile)
   let output = ''
   const collect = (chunk: Buffer) => {
@@ -96,13 +109,13 @@ export async function launchServer (options: {
     file?.end()
     resolve(code)
   }))
-  options.t?.teardown(() => { if (!gone) child.kill('SIGKILL') })
+  options.t?.teardown(() => { if (!gone) kill() })
 
   const exitWithin = async (ms: number): Promise<number | null | 'hung'> => {
     let timer: NodeJS.Timeout | undefined
     const result = await Promise.race([exited, new Promise<'hung'>((resolve) => { timer = setTimeout(() => resolve('hung'), ms) })])
     clearTimeout(timer)
-    if (result === 'hung') child.kill('SIGKILL')
+    if (result === 'hung') kill()
     return result
   }
   const stop = async (killAfterMs = 20_000): Promise<number | null> => {
@@ -121,7 +134,7 @@ export async function launchServer (options: {
   const ready = await waitFor(async () => gone || await isReady(port), readyWithinMs)
   if (gone) throw new Error(`the server exited with ${String(await exited)} before it was ready:\n${tail(output)}`)
   if (!ready) {
-    child.kill('SIGKILL')
+    kill()
     throw new Error(`the server was not ready within ${readyWithinMs / 1000} s:\n${tail(output)}`)
   }
   return server

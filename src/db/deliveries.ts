@@ -2,8 +2,10 @@
 // finds what to send, and the one that records how it went. Both go by the attempt
 // number a job carries: a job whose attempt was already made (a duplicate, or one
 // run again after its worker was taken for dead) finds nothing and records nothing.
-import { sql, type Kysely } from 'kysely'
-import { queueDeliveries } from './jobs.js'
+// And the two of the sweep (src/webhooks/sweep.ts): the pending deliveries no job
+// will attempt again, and the record of their lost attempts.
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { DELIVERY_QUEUE, queueDeliveries } from './jobs.js'
 import type { Database } from './types.js'
 
 const FIND = (db: Kysely<Database>, v: { deliveryId: string, attempt: number }) => db
@@ -118,4 +120,100 @@ export type RecordedAttempt = NonNullable<Awaited<ReturnType<ReturnType<typeof R
  */
 export async function recordAttempt (db: Kysely<Database>, record: AttemptRecord): Promise<RecordedAttempt> {
   return await RECORD(db, record).executeTakeFirstOrThrow()
+}
+
+/**
+ * Whether the job that makes a pending delivery's next attempt (`delivery`: the
+ * alias of its row) will still run: created, waiting for a retry, or active,
+ * unless it is past its expiry with the job engine's retries spent (pg-boss fails
+ * it at its next maintenance). Found through the job table's index on the
+ * delivery id (db/jobs.ts).
+ */
+export function liveJobOf (delivery: string): RawBuilder<boolean> {
+  const id = sql.ref(`${delivery}.id`)
+  const attempts = sql.ref(`${delivery}.attempts`)
+  return sql<boolean>`EXISTS (SELECT 1 FROM pgboss.job AS j
+    WHERE j.name = ${sql.lit(DELIVERY_QUEUE)} AND j.data->>'delivery_id' = ${id}::text
+      AND j.data->'attempt' = to_jsonb(${attempts} + 1)
+      AND (j.state < 'active' OR (j.state = 'active' AND (j.retry_count < j.retry_limit OR j.started_on + j.expire_in > now()))))`
+}
+
+const STRANDED = (db: Kysely<Database>, v: { limit: number }) => db
+  .selectFrom('webhook_deliveries as d')
+  .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+  .where('d.status', '=', 'pending')
+  .where('w.enabled', '=', true)
+  .where((eb) => eb.not(liveJobOf('d')))
+  .select(['d.id', 'd.webhook_id', 'd.attempts'])
+  .orderBy('d.id')
+  .limit(v.limit)
+
+export type StrandedDelivery = Awaited<ReturnType<ReturnType<typeof STRANDED>['execute']>>[number]
+
+/**
+ * Pending deliveries of enabled endpoints whose next attempt has no job that will
+ * run (liveJobOf): stranded, as when the job engine spent a job's retries on a
+ * worker that crashed mid-attempt each time. Oldest first, at most `limit`.
+ */
+export async function findStranded (db: Kysely<Database>, limit: number): Promise<StrandedDelivery[]> {
+  return await STRANDED(db, { limit }).execute()
+}
+
+/** What becomes of a stranded delivery: its lost attempt recorded, and the next one queued after `retryInMs`, or none. */
+export interface StrandedVerdict {
+  deliveryId: string
+  /** The attempts the delivery had when it was found stranded: the record is made only if it still has them. */
+  attempts: number
+  /** Null: the retry schedule has no step left, and the delivery fails. */
+  retryInMs: number | null
+}
+
+const SWEEP = (db: Kysely<Database>, v: { deliveryIds: string[], attempts: number[], retryInMs: Array<number | null>, error: string }) => db
+  // One row per verdict: set-returning functions in one select list go in step.
+  .with('input', (qb) => qb.selectNoFrom([
+    sql<string>`unnest(${v.deliveryIds}::uuid[])`.as('delivery_id'),
+    sql<number>`unnest(${v.attempts}::int[])`.as('attempts'),
+    sql<number | null>`unnest(${v.retryInMs}::int[])`.as('retry_in_ms')
+  ]))
+  // Compare-and-set on the attempts, and stranded still (its job may have run
+  // meanwhile, or another process swept it): only then is the attempt taken for lost.
+  .with('swept', (qb) => qb.updateTable('webhook_deliveries as d')
+    .from('input as i')
+    .whereRef('d.id', '=', 'i.delivery_id')
+    .where('d.status', '=', 'pending')
+    .whereRef('d.attempts', '=', 'i.attempts')
+    .where((eb) => eb.not(liveJobOf('d')))
+    .set({
+      status: sql`CASE WHEN i.retry_in_ms IS NULL THEN 'failed' ELSE 'pending' END`,
+      attempts: sql`i.attempts + 1`,
+      last_attempt_at: sql`now()`,
+      last_status_code: null,
+      last_error: sql`${v.error}::text`,
+      last_duration_ms: null,
+      next_attempt_at: sql`now() + i.retry_in_ms * interval '1 millisecond'`
+    })
+    .returning(['d.id', 'd.attempts', 'd.next_attempt_at', 'd.status']))
+  .with('retry', (qb) => qb.selectFrom('swept as s')
+    .where('s.next_attempt_at', 'is not', null)
+    .select(['s.id as delivery_id', sql<number>`s.attempts + 1`.as('attempt'), 's.next_attempt_at as start_after']))
+  .with('retry_jobs', (qb) => queueDeliveries(qb, 'retry'))
+  .selectFrom('swept')
+  .select(['swept.id', 'swept.status', 'swept.next_attempt_at'])
+
+export type SweptDelivery = Awaited<ReturnType<ReturnType<typeof SWEEP>['execute']>>[number]
+
+/**
+ * Records each stranded delivery's lost attempt in one statement (no outcome is
+ * known: `error` says so) and queues the next attempt's job, or fails the delivery
+ * when its retry schedule is spent. A delivery no longer stranded as it was found
+ * is left alone.
+ */
+export async function sweepStranded (db: Kysely<Database>, verdicts: StrandedVerdict[], error: string): Promise<SweptDelivery[]> {
+  if (verdicts.length === 0) return []
+  return await SWEEP(db, {
+    deliveryIds: verdicts.map((v) => v.deliveryId),
+    attempts: verdicts.map((v) => v.attempts),
+    retryInMs: verdicts.map((v) => v.retryInMs),
+    error
+  }).execute()
 }

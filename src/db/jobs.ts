@@ -4,7 +4,7 @@
 // change on in the same transaction (the outbox). pg-boss is pinned to one version
 // (package.json): the columns below are that version's.
 import { EventEmitter } from 'node:events'
-import { CompiledQuery, sql, type QueryCreator } from 'kysely'
+import { CompiledQuery, sql, type Kysely, type QueryCreator } from 'kysely'
 import PgBoss from 'pg-boss'
 import { embeddedDatabase, type Db } from './index.js'
 import type { Database } from './types.js'
@@ -73,7 +73,15 @@ export function jobEngine (db: Db, options: { supervise: boolean, maintenanceInt
   } as PgBoss.ConstructorOptions)
 }
 
-/** Installs (or upgrades) pg-boss's schema and the queues this service uses. */
+/**
+ * This service's own index on the job table: a delivery's jobs by its id, so that
+ * whether a pending delivery still has a job to run (db/deliveries.ts, liveJobOf)
+ * is a lookup, not a scan of every job of the last hours. Delivery ids are time
+ * ordered, so the index grows at its right edge, like the deliveries' own.
+ */
+export const DELIVERY_JOB_INDEX = 'webhook_delivery_job_idx'
+
+/** Installs (or upgrades) pg-boss's schema, the queues this service uses and its index on their jobs. */
 export async function installJobEngine (db: Db): Promise<void> {
   const boss = jobEngine(db, { supervise: false })
   boss.on('error', () => {})
@@ -84,6 +92,22 @@ export async function installJobEngine (db: Db): Promise<void> {
   } finally {
     await boss.stop({ graceful: false, close: false })
   }
+  await installDeliveryJobIndex(db)
+}
+
+async function installDeliveryJobIndex (db: Db): Promise<void> {
+  const exists = async (q: Kysely<Database>) => (await sql<{ found: string | null }>`
+    SELECT to_regclass(${`${JOB_SCHEMA}.${DELIVERY_JOB_INDEX}`})::text AS found`.execute(q)).rows[0]?.found != null
+  // Looked for first: creating it, even IF NOT EXISTS, locks the job table against writes.
+  if (await exists(db)) return
+  await db.transaction().execute(async (trx) => {
+    // Processes starting together would both create it, and one would fail.
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${DELIVERY_JOB_INDEX}))`.execute(trx)
+    if (await exists(trx)) return
+    // On the partitioned table: PostgreSQL makes it on every queue's partition, and on those made later.
+    await sql`CREATE INDEX ${sql.id(DELIVERY_JOB_INDEX)} ON ${sql.table(`${JOB_SCHEMA}.job`)}
+      ((data->>'delivery_id')) WHERE name = ${sql.lit(DELIVERY_QUEUE)}`.execute(trx)
+  })
 }
 
 /** What a delivery job carries: the delivery and which attempt of it this is. */

@@ -34,7 +34,7 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   signing_keys: ['SELECT'], // read once, for page cursors
   webhooks: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // a change finds its endpoints; webhooks/*
   webhook_deliveries: ['SELECT', 'INSERT'], // a change's outbox; webhooks/list_deliveries
-  'pgboss.job': ['INSERT'], // a delivery's job, queued by the change (src/db/jobs.ts)
+  'pgboss.job': ['SELECT', 'INSERT'], // a delivery's job, queued by the change (src/db/jobs.ts); webhooks/list_deliveries counts those with none
   'pgboss.queue': ['SELECT'] // the expiry and retries the job takes from its queue
 }
 

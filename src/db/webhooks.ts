@@ -3,6 +3,7 @@
 // is of), and does its work only then, so `admin` in the answer says which it was.
 import { sql, type Kysely } from 'kysely'
 import { jsonArrayFrom } from 'kysely/helpers/postgres'
+import { liveJobOf } from './deliveries.js'
 import type { Database, WebhookEvent } from './types.js'
 
 /** Endpoints one company may have: every change writes one delivery per endpoint. */
@@ -126,10 +127,17 @@ const DELIVERIES = (db: Kysely<Database>, personId: string, v: { id: string, lim
   .with('hook', (qb) => qb.selectFrom('webhooks as w')
     .innerJoin('me', 'me.company_id', 'w.company_id')
     .where('w.id', '=', v.id)
-    .select('w.id'))
+    .select(['w.id', 'w.enabled']))
   .selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('me').select(sql.lit(1).as('one'))).as('admin'),
     eb.exists(eb.selectFrom('hook').select(sql.lit(1).as('one'))).as('found'),
+    // Pending, of an enabled endpoint, and no job will attempt them again: what the sweep takes up (src/webhooks/sweep.ts).
+    eb.selectFrom('webhook_deliveries as d')
+      .innerJoin('hook', 'hook.id', 'd.webhook_id')
+      .where('hook.enabled', '=', true)
+      .where('d.status', '=', 'pending')
+      .where((eb) => eb.not(liveJobOf('d')))
+      .select(sql<number>`count(*)::int`.as('n')).$asScalar().$notNull().as('stranded'),
     jsonArrayFrom(eb.selectFrom('webhook_deliveries as d')
       .innerJoin('hook', 'hook.id', 'd.webhook_id')
       .select([
@@ -142,10 +150,10 @@ const DELIVERIES = (db: Kysely<Database>, personId: string, v: { id: string, lim
 
 export type DeliveryRow = RowOf<typeof DELIVERIES>['deliveries'][number]
 
-/** An endpoint's latest deliveries, newest first. */
-export async function listDeliveries (db: Kysely<Database>, personId: string, id: string, limit: number): Promise<Managed<DeliveryRow[]>> {
+/** An endpoint's latest deliveries, newest first, and how many of all its deliveries are stranded. */
+export async function listDeliveries (db: Kysely<Database>, personId: string, id: string, limit: number): Promise<Managed<{ deliveries: DeliveryRow[], stranded: number }>> {
   const row = await DELIVERIES(db, personId, { id, limit }).executeTakeFirstOrThrow()
   if (row.admin !== true) return { outcome: 'forbidden' }
   if (row.found !== true) return { outcome: 'not_found' }
-  return { outcome: 'done', value: row.deliveries }
+  return { outcome: 'done', value: { deliveries: row.deliveries, stranded: row.stranded } }
 }

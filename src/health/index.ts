@@ -13,10 +13,15 @@ const READY_TIMEOUT_MS = 2000
 const LiveSchema = Type.Object({ status: Type.Literal('live') }, { description: 'The process is up', examples: [{ status: 'live' }] })
 const ReadySchema = Type.Object({
   status: Type.Literal('ready'),
-  migration: Type.String({ description: 'The newest migration applied' })
+  migration: Type.String({ description: 'The newest migration applied' }),
+  rate_limit: Type.Enum(['off', 'local', 'shared', 'degraded'], {
+    description: 'Where the rate limits are counted: `off` (none set), `local` (in this instance), `shared` (in Redis, ' +
+      'REDIS_URL), or `degraded` (Redis is unreachable: requests are let through without a limit until it is back; ' +
+      'the instance still serves, so it stays ready)'
+  })
 }, {
   description: 'The database answers, takes writes, grants what this service needs and has every migration of this build',
-  examples: [{ status: 'ready', migration: '20261122000000_initial' }]
+  examples: [{ status: 'ready', migration: '20261122000000_initial', rate_limit: 'shared' }]
 })
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -44,7 +49,8 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
         'read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this ' +
         'service needs on one of its tables, or not migrated to this build\'s newest migration. The answer does ' +
         'not name a read-only database or a missing privilege; the server logs each reason at warn, once when it ' +
-        'starts. No token, no rate limit.',
+        'starts. `rate_limit` says where the rate limits are counted, and `degraded` while Redis is unreachable ' +
+        '(requests are then let through without a limit). No token, no rate limit.',
       tags: ['health'],
       security: [],
       response: {
@@ -89,7 +95,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       : state.missing.length > 0 ? `the database role lacks ${state.missing.join(', ')}` : null
     report(unusable)
     if (unusable !== null) throw unavailable('the database is unavailable')
-    return { status: 'ready' as const, migration: state.migration }
+    return { status: 'ready' as const, migration: state.migration, rate_limit: fastify.rateLimitState() }
   })
 
   // The reason last logged: a probe every few seconds logs each change of state once.

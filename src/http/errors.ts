@@ -105,8 +105,9 @@ function cutOffByClient (error: FastifyError, request: FastifyRequest): boolean 
   return !request.raw.complete && request.raw.errored === error
 }
 
-function allowedMethods (fastify: FastifyInstance, request: FastifyRequest): string[] {
-  const url = request.url.split('?', 1)[0] ?? '/'
+/** The methods the routes at a request target's path take (none for a path without routes). */
+export function allowedMethods (fastify: FastifyInstance, target: string): string[] {
+  const url = target.split('?', 1)[0] ?? '/'
   return METHODS.filter((method) => fastify.hasRoute({ method, url }))
 }
 
@@ -131,7 +132,7 @@ export default fp(async (fastify) => {
   // Routing comes first: an unknown path or a wrong method is answered before the
   // body is read, so a bad or oversized body cannot turn a 404/405 into a 400/413.
   const routeNotFound = (request: FastifyRequest, reply: FastifyReply) => {
-    const allow = allowedMethods(fastify, request)
+    const allow = allowedMethods(fastify, request.url)
     const error = allow.length > 0
       ? new ApiError(405, 'method_not_allowed', `${request.method} is not allowed here; use ${allow.join(' or ')}`, undefined, { allow: allow.join(', ') })
       : new ApiError(404, 'route_not_found', `no route ${request.method} ${redactTokens(request.url.split('?', 1)[0] ?? '/')}`)

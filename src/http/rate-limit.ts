@@ -7,6 +7,11 @@
 //   lookups; tokens that authenticated before in this process are still served,
 //   under their own budget.
 // Over either: 429 in the error envelope with Retry-After.
+// While Redis is unreachable both fail open: requests are let through unlimited
+// (the limits protect capacity, they authorize nothing, and an outage of the
+// shared budget must not become one of the API). That is said once per outage in
+// the log (a warning when Redis goes, a line when it is back) and, for as long as
+// it lasts, in the readiness probe's body (rateLimitState).
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
@@ -34,9 +39,17 @@ export interface AuthFailureLimit {
   succeeded: (request: FastifyRequest) => void
 }
 
+/**
+ * Where the budgets are kept, as readiness reports it: `off` (no limit set),
+ * `local` (this process's memory), `shared` (Redis), or `degraded` (Redis is
+ * unreachable: requests are let through unlimited until it is back).
+ */
+export type RateLimitState = 'off' | 'local' | 'shared' | 'degraded'
+
 declare module 'fastify' {
   interface FastifyInstance {
     authFailures: AuthFailureLimit
+    rateLimitState: () => RateLimitState
   }
 }
 
@@ -65,9 +78,12 @@ const noFailureLimit: AuthFailureLimit = { check: async () => null, failed: asyn
 export default fp<RateLimitOptions>(async (fastify, options) => {
   if (options.max === 0 && options.authFailureMax === 0) {
     fastify.decorate('authFailures', noFailureLimit)
+    fastify.decorate('rateLimitState', () => 'off' as const)
     return
   }
   let redis: Redis | undefined
+  // Whether Redis was reachable at the last word from its client; null before the first.
+  let reachable: boolean | null = null
   if (options.redisUrl) {
     // Loaded only when asked for: a process without Redis does not carry the client.
     const { Redis } = await import('ioredis')
@@ -78,12 +94,28 @@ export default fp<RateLimitOptions>(async (fastify, options) => {
       enableOfflineQueue: false,
       lazyConnect: true
     })
-    redis.on('error', (error) => { fastify.log.warn({ err: error }, 'rate-limit store unavailable') })
-    await redis.connect().catch((error: unknown) => {
-      fastify.log.warn({ err: error }, 'rate-limit store unavailable at start; limits apply once it is back')
+    let closing = false
+    // The client says so on every failed reconnection (up to one every 2 s) and
+    // each request's command fails on its own: only the change of state is logged.
+    const lost = (error?: unknown) => {
+      if (closing || reachable === false) return
+      reachable = false
+      fastify.log.warn(error === undefined ? {} : { err: error },
+        'rate-limit store (Redis) unreachable: requests are let through without a limit until it is back')
+    }
+    redis.on('error', lost)
+    redis.on('close', () => lost())
+    redis.on('ready', () => {
+      if (reachable === false) fastify.log.info('rate-limit store (Redis) reachable again: the limits apply again')
+      reachable = true
     })
-    fastify.addHook('onClose', async () => { redis?.disconnect() })
+    await redis.connect().catch(lost)
+    fastify.addHook('onClose', async () => {
+      closing = true
+      redis?.disconnect()
+    })
   }
+  fastify.decorate('rateLimitState', (): RateLimitState => redis === undefined ? 'local' : reachable === true ? 'shared' : 'degraded')
   await fastify.register(rateLimit, {
     global: false,
     max: options.max,

@@ -1,8 +1,8 @@
 // The HTTP layer under the routes. A client has a bounded time to send its request
 // (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS), then gets 408. What Node.js's parser and
 // Fastify's router refuse before any route runs (malformed HTTP, headers too large,
-// a malformed path, an Expect other than 100-continue, no Host) is answered in the
-// one error envelope with the headers of every other answer. While shutting down,
+// a malformed path, an Expect other than 100-continue, no Host, a CONNECT) is
+// answered in the one error envelope with the headers of every other answer. While shutting down,
 // requests already on an open connection are still served, each answer asking its
 // client to reconnect, and the connections whose request has not fully arrived are
 // closed instead of waited for: Node.js stops enforcing its timeouts once the
@@ -15,6 +15,8 @@ import type { ConnectionError, FastifyError, FastifyHttpOptions, FastifyInstance
 import type { Config } from '../config.js'
 import { ApiError, unavailable } from '../errors.js'
 import { headerCount } from './raw-headers.js'
+import { allowedMethods } from './errors.js'
+import { requestId } from './request-id.js'
 import { SECURITY_HEADERS } from './security.js'
 
 /**
@@ -172,6 +174,24 @@ export default fp(async (fastify) => {
   // its body is read (preParsing below), not by Node.js on arrival: a client refused
   // (401, 403, 404…) is never asked for its body.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => { server.emit('request', req, res) })
+  // Node.js hands a CONNECT (a tunnel request) to 'connect' listeners instead of
+  // Fastify, and without one closes the connection unanswered. No path here
+  // tunnels: 405 like any method a path does not take, with the path's methods
+  // in Allow (none for an authority such as example.com:443, or an unknown path).
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    const target = req.url ?? ''
+    const allow = target.startsWith('/') ? allowedMethods(fastify, target) : []
+    const answer = new ApiError(405, 'method_not_allowed',
+      allow.length > 0 ? `CONNECT is not allowed here; use ${allow.join(' or ')}` : 'CONNECT is not allowed: this server opens no tunnels',
+      undefined, { allow: allow.join(', ') })
+    const id = requestId(req)
+    fastify.log.info({ reqId: id, method: 'CONNECT', statusCode: answer.statusCode, code: answer.code }, answer.message)
+    // Node.js took its own listeners off the socket: a reset now must not go unhandled.
+    socket.on('error', () => socket.destroy())
+    // Whatever the client sends after its request is never read: the answer, then the end.
+    if (socket.writable) socket.end(rawAnswer(answer, id), () => socket.destroy())
+    else socket.destroy()
+  })
 
   // Before the other hooks: these requests are refused whatever their route.
   fastify.addHook('onRequest', async (request, reply) => {

@@ -93,7 +93,13 @@ export const DeliverySchema = Type.Object({
 }, { ...strict, $id: 'WebhookDelivery', description: 'One event on its way to one endpoint' })
 
 export const DeliveryListResponseSchema = Type.Object({
-  deliveries: Type.Array(Shared(DeliverySchema), { description: 'Newest first' })
+  deliveries: Type.Array(Shared(DeliverySchema), { description: 'Newest first' }),
+  stranded: Type.Integer({
+    minimum: 0,
+    description: "The endpoint's pending deliveries (of all, not only this page) that no job will attempt again " +
+      '(their job ended without recording an outcome: a worker crashed mid-attempt each time it was retried); ' +
+      'the delivering processes take them up at start and every minute'
+  })
 }, {
   ...strict,
   description: "An endpoint's latest deliveries",
@@ -111,7 +117,8 @@ export const DeliveryListResponseSchema = Type.Object({
       next_attempt_at: '2026-11-24T15:02:16.730Z',
       delivered_at: null,
       inserted_at: '2026-11-24T15:02:11.512Z'
-    }]
+    }],
+    stranded: 0
   }]
 })
 

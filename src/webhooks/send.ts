@@ -4,7 +4,7 @@
 // at most a few KB of the answer read. What comes back is what the record needs:
 // the status and Retry-After, or why there was no answer.
 import { Agent, request } from 'undici'
-import { literalRefused, publicOnlyLookup, type TargetPolicy } from './targets.js'
+import { literalRefused, portRefused, publicOnlyLookup, type TargetPolicy } from './targets.js'
 
 /** Longest to wait for a connection (TCP and TLS), within the attempt's bound. */
 export const CONNECT_TIMEOUT_MS = 5000
@@ -25,13 +25,14 @@ export function deliveryAgent (policy: TargetPolicy, attemptTimeoutMs: number): 
 }
 
 /**
- * Why a target may not be sent to before any connection is tried: the scheme, or
- * an IP-literal host (connections to a literal skip the lookup that checks names).
+ * Why a target may not be sent to before any connection is tried: the scheme, port
+ * 0, or an IP-literal host (connections to a literal skip the lookup that checks names).
  */
 export function targetRefusal (url: URL, policy: TargetPolicy): string | null {
   if (url.protocol !== 'https:' && !(policy.allowPrivate && url.protocol === 'http:')) {
     return policy.allowPrivate ? 'only http and https targets are allowed' : 'only https targets are allowed (WEBHOOKS_ALLOW_PRIVATE_TARGETS is off)'
   }
+  if (portRefused(url) !== null) return 'port 0 is not a port to connect to'
   return literalRefused(url, policy)
 }
 

@@ -3,7 +3,10 @@
 // address the connection then goes to (so a name that starts resolving to a
 // private address is refused, not requested). Loopback, private, link-local,
 // unique-local, carrier-grade NAT (where some clouds keep their metadata service),
-// multicast, reserved and translation ranges are all not public.
+// multicast, reserved and translation ranges are all not public. Every check
+// judges the host as targetHost gives it, so that one name spelt two ways
+// (localhost and localhost., a hosts-file name with and without its dot) gets
+// one verdict.
 import dns from 'node:dns'
 import type { LookupFunction } from 'node:net'
 import ipaddr from 'ipaddr.js'
@@ -42,6 +45,25 @@ function unbracket (hostname: string): string {
 }
 
 /**
+ * A URL's host as every check here judges it: without an IPv6 literal's brackets,
+ * in lower case, without the one trailing dot that makes a name absolute
+ * (`localhost.` is localhost, and the hosts file knows its names only without
+ * it, so a lookup with the dot misses them). The URL parser has already written
+ * an international name in its ASCII form (IDNA) and read every spelling of an
+ * IPv4 address (0x7f.1, 2130706433, 127.0.0.1.) as the address.
+ */
+export function targetHost (hostname: string): string {
+  const host = unbracket(hostname).toLowerCase()
+  return host.endsWith('.') ? host.slice(0, -1) : host
+}
+
+/** Why a URL's port may not be sent to; null when it may. */
+export function portRefused (url: URL): string | null {
+  // Port 0 is no port a server listens on: a connection to it fails, on every attempt.
+  return url.port === '0' ? 'must not use port 0' : null
+}
+
+/**
  * The URL if an endpoint may have it; else why not (TargetRefused). A name is
  * resolved now, and refused when any of its addresses is not public; a name that
  * does not resolve yet is taken: every delivery checks again.
@@ -58,8 +80,12 @@ export async function checkWebhookUrl (text: string, policy: TargetPolicy): Prom
   if (!schemes.includes(url.protocol)) throw new TargetRefused(policy.allowPrivate ? 'must be an http or https URL' : 'must be an https URL')
   if (url.username !== '' || url.password !== '') throw new TargetRefused('must not carry a user name or password')
   if (url.hostname === '') throw new TargetRefused('must name a host')
+  const port = portRefused(url)
+  if (port !== null) throw new TargetRefused(port)
+  const host = targetHost(url.hostname)
+  // One dot at the end is a name's absolute form; anything else empty is no name.
+  if (!ipaddr.isValid(host) && host.split('.').includes('')) throw new TargetRefused('must name a valid host (a label is empty)')
   if (policy.allowPrivate) return url
-  const host = unbracket(url.hostname)
   if (ipaddr.isValid(host)) {
     if (!isPublicAddress(host)) throw new TargetRefused('must be a public address, not a loopback, private, link-local or otherwise reserved one')
     return url
@@ -81,7 +107,8 @@ export async function checkWebhookUrl (text: string, policy: TargetPolicy): Prom
  * address that is not public: the connection goes to an address this checked.
  */
 export function publicOnlyLookup (policy: TargetPolicy): LookupFunction {
-  return (hostname, options, callback) => {
+  return (given, options, callback) => {
+    const hostname = targetHost(given)
     dns.lookup(hostname, { ...options, all: true, verbatim: true }, (error, addresses) => {
       if (error) return callback(error, '', 4)
       const list = addresses as dns.LookupAddress[]
@@ -99,7 +126,7 @@ export function publicOnlyLookup (policy: TargetPolicy): LookupFunction {
 
 /** Whether a URL's host is an IP literal that is not public (connections to a literal skip the lookup). */
 export function literalRefused (url: URL, policy: TargetPolicy): string | null {
-  const host = unbracket(url.hostname)
+  const host = targetHost(url.hostname)
   if (policy.allowPrivate || !ipaddr.isValid(host) || isPublicAddress(host)) return null
   return `${host} is not a public address`
 }

@@ -2,7 +2,9 @@
 // many as WEBHOOKS_WORKER_CONCURRENCY, each making one attempt at a time. Any
 // number of processes may run them on one database: pg-boss hands each job to
 // one worker (SELECT … FOR UPDATE SKIP LOCKED), and a job left active by a
-// process that died is run again after the queue's expiry (crash recovery).
+// process that died is run again after the queue's expiry (crash recovery). A
+// delivery that crash recovery gave up on is swept back (sweep.ts), at start and
+// every SWEEP_INTERVAL_MS.
 import type { FastifyBaseLogger } from 'fastify'
 import type PgBoss from 'pg-boss'
 import type { Db } from '../db/index.js'
@@ -10,6 +12,7 @@ import { DELIVERY_QUEUE, deliveryQueuePolicy, jobEngine, jobEngineDb, onJobsQueu
 import { isUuid } from '../ids.js'
 import type { Config } from '../config.js'
 import { Deliverer, deliverySettings, type DeliverySettings } from './deliver.js'
+import { SWEEP_INTERVAL_MS, sweepStrandedDeliveries } from './sweep.js'
 
 /** Why `npm run worker` does not start on the embedded database. */
 export const EMBEDDED_REFUSAL = 'a webhook worker needs DATABASE_URL (PostgreSQL). The embedded database can be opened by one process only, ' +
@@ -51,6 +54,8 @@ export interface WorkerOptions {
    * POLLING_TURN_MS unless given; the API process gives TOLD_TURN_MS.
    */
   turnMs?: number
+  /** How often stranded deliveries are swept (sweep.ts): SWEEP_INTERVAL_MS unless given. */
+  sweepIntervalMs?: number
 }
 
 export interface DeliveryWorker {
@@ -236,12 +241,27 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
   turns.unref()
   // Jobs this process's statements queue are fetched as they are queued.
   const unlisten = onJobsQueued((count) => { if (!stopping) wake(count) })
+
+  // Stranded deliveries: once now, then every SWEEP_INTERVAL_MS, never two at once.
+  let sweeping: Promise<void> | null = null
+  const sweep = () => {
+    if (stopping || sweeping !== null) return
+    sweeping = sweepStrandedDeliveries(db, options.settings.retrySchedule, log)
+      .then(({ swept }) => { for (const delivery of swept) if (delivery.next_attempt_at !== null) wakeAt(new Date(delivery.next_attempt_at)) })
+      .catch((err: unknown) => { log.error({ err }, 'webhook delivery worker: sweeping stranded deliveries failed; the next sweep tries again') })
+      .finally(() => { sweeping = null })
+  }
+  sweep()
+  await sweeping
+  const sweeps = setInterval(sweep, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS)
+  sweeps.unref()
   log.info({ concurrency: options.concurrency, job_expiry_seconds: options.jobExpirySeconds }, 'webhook delivery worker started')
 
   return {
     async stop (deadline) {
       stopping = true
       clearInterval(turns)
+      clearInterval(sweeps)
       unlisten()
       for (const timer of retryWakes) clearTimeout(timer)
       retryWakes.clear()
@@ -260,6 +280,7 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
       // promise steps later, within this turn of the event loop): let that land.
       await new Promise((resolve) => setImmediate(resolve))
       await engineDb.idle()
+      await sweeping
       await deliverer.close()
       log.info({ handed_back: handedBack }, 'webhook delivery worker stopped')
     }

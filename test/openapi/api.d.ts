@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * The database is reachable, writable, current and usable by this service
-         * @description Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this service needs on one of its tables, or not migrated to this build's newest migration. The answer does not name a read-only database or a missing privilege; the server logs each reason at warn, once when it starts. No token, no rate limit.
+         * @description Readiness probe: one short query, answered within 2 s. 503 while the database is unreachable, read-only (a standby after a failover: reads still work, mutations are 503), missing a privilege this service needs on one of its tables, or not migrated to this build's newest migration. The answer does not name a read-only database or a missing privilege; the server logs each reason at warn, once when it starts. `rate_limit` says where the rate limits are counted, and `degraded` while Redis is unreachable (requests are then let through without a limit). No token, no rate limit.
          */
         get: operations["checkReadiness"];
         put?: never;
@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
+         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. A host is judged as DNS reads it: in lower case, international names in their ASCII form, without one trailing dot (`localhost.` is localhost). Port 0 is refused. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -351,7 +351,7 @@ export interface paths {
         };
         /**
          * List a webhook endpoint's deliveries
-         * @description The endpoint's latest deliveries, newest first: the event (its id is the `webhook-id` the receiver got) and type, the status, attempts, the last attempt's status code or error and duration, the next attempt and when it was delivered. `limit` 1 to 100 (default 50). Company admins only: anyone else gets 403 `forbidden`.
+         * @description The endpoint's latest deliveries, newest first: the event (its id is the `webhook-id` the receiver got) and type, the status, attempts, the last attempt's status code or error and duration, the next attempt and when it was delivered. `stranded` counts the endpoint's pending deliveries (of all, not only this page) that no job will attempt again, as when a worker crashed mid-attempt each time the job engine retried: each delivering process takes them up at start and every minute, records the lost attempt and queues the next (or fails the delivery when its retries are spent). `limit` 1 to 100 (default 50). Company admins only: anyone else gets 403 `forbidden`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -844,7 +844,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "ready",
-                     *       "migration": "20261122000000_initial"
+                     *       "migration": "20261122000000_initial",
+                     *       "rate_limit": "shared"
                      *     }
                      */
                     "application/json": {
@@ -852,6 +853,11 @@ export interface operations {
                         status: "ready";
                         /** @description The newest migration applied */
                         migration: string;
+                        /**
+                         * @description Where the rate limits are counted: `off` (none set), `local` (in this instance), `shared` (in Redis, REDIS_URL), or `degraded` (Redis is unreachable: requests are let through without a limit until it is back; the instance still serves, so it stays ready)
+                         * @enum {unknown}
+                         */
+                        rate_limit: "off" | "local" | "shared" | "degraded";
                     };
                 };
             };
@@ -3962,12 +3968,15 @@ export interface operations {
                      *           "delivered_at": null,
                      *           "inserted_at": "2026-11-24T15:02:11.512Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "stranded": 0
                      *     }
                      */
                     "application/json": {
                         /** @description Newest first */
                         deliveries: components["schemas"]["WebhookDelivery"][];
+                        /** @description The endpoint's pending deliveries (of all, not only this page) that no job will attempt again (their job ended without recording an outcome: a worker crashed mid-attempt each time it was retried); the delivering processes take them up at start and every minute */
+                        stranded: number;
                     };
                 };
             };

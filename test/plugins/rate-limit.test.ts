@@ -1,10 +1,15 @@
 // Rate limits per token: a flooding token gets 429s in the error envelope with
 // Retry-After and RateLimit-* headers while another token still works; health
-// probes are never limited; with REDIS_URL two instances share one budget.
+// probes are never limited; with REDIS_URL two instances share one budget, and
+// while Redis is unreachable requests are let through, said once per outage in
+// the log and for as long as it lasts in readiness.
 import { randomBytes } from 'node:crypto'
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
+import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor, waitFor } from '../helper.js'
+import { freePort } from '../launch.js'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -97,9 +102,92 @@ t.test('with REDIS_URL two instances share one budget', { skip: redisUp ? false 
   t.notOk(keys.some((key) => key.includes(token) || key.includes(token.slice(4))), 'Redis holds a digest, not the token')
 })
 
-t.test('an unreachable Redis lets requests through rather than failing them', async (t) => {
-  const { app: server } = await build(t, { env: { RATE_LIMIT_MAX: '1', REDIS_URL: 'redis://127.0.0.1:1' } })
+/** The app's log lines, as objects, and what the rate limit's store said in them. */
+function capture () {
+  const lines: Array<Record<string, unknown>> = []
+  const logStream = { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>) } }
+  const store = () => lines.filter((l) => /rate-limit store/.test(String(l.msg))).map((l) => ({ level: l.level, msg: l.msg }))
+  return { lines, logStream, store }
+}
+
+const UNREACHABLE = { level: 40, msg: 'rate-limit store (Redis) unreachable: requests are let through without a limit until it is back' }
+const BACK = { level: 30, msg: 'rate-limit store (Redis) reachable again: the limits apply again' }
+
+async function readiness (server: FastifyInstance): Promise<{ status: number, rateLimit: unknown }> {
+  const res = await server.inject({ method: 'GET', url: '/health/ready' })
+  return { status: res.statusCode, rateLimit: res.json().rate_limit }
+}
+
+t.test('an unreachable Redis lets requests through (fail open), said once in the log and in readiness', async (t) => {
+  const { logStream, store } = capture()
+  const { app: server } = await build(t, { env: { RATE_LIMIT_MAX: '1', AUTH_FAILURE_LIMIT_MAX: '1', LOG_LEVEL: 'info', REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, logStream })
   const statuses = []
-  for (let i = 0; i < 3; i++) statuses.push((await server.inject({ method: 'GET', url: '/api/external/v1/projects/get?id=x' })).statusCode)
-  t.same(statuses, [401, 401, 401])
+  for (let i = 0; i < 8; i++) statuses.push((await server.inject({ method: 'GET', url: '/api/external/v1/projects/get?id=x' })).statusCode)
+  t.same(statuses, Array(8).fill(401), 'neither budget refuses anything')
+  t.same(await readiness(server), { status: 200, rateLimit: 'degraded' }, 'still ready: the API serves; the body says the limit is degraded')
+  t.same(store(), [UNREACHABLE], 'one warning, not one per request')
+})
+
+t.test('an outage of Redis and its end: one warning, one line when it is back, limits shared again', { skip: redisUp ? false : `no Redis at ${REDIS_URL}` }, async (t) => {
+  // Redis behind a switch: forwarded, or every connection reset (each reset is
+  // one reconnection the client tried: counted, to see several go by).
+  const upstream = new URL(REDIS_URL)
+  let forwarding = true
+  let refused = 0
+  const open = new Set<Socket>()
+  const gate = createServer((socket) => {
+    if (!forwarding) {
+      refused++
+      socket.resetAndDestroy()
+      return
+    }
+    const redis = connect(Number(upstream.port || 6379), upstream.hostname)
+    for (const end of [socket, redis]) {
+      open.add(end)
+      end.on('close', () => open.delete(end))
+      end.on('error', () => { socket.destroy(); redis.destroy() })
+    }
+    socket.pipe(redis).pipe(socket)
+  })
+  await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => { for (const s of open) s.destroy(); gate.close(resolve) }))
+  const gatePort = (gate.address() as AddressInfo).port
+
+  const { logStream, store } = capture()
+  const { app: server } = await build(t, { env: { RATE_LIMIT_MAX: '2', LOG_LEVEL: 'info', REDIS_URL: `redis://127.0.0.1:${gatePort}` }, logStream })
+  t.same(await readiness(server), { status: 200, rateLimit: 'shared' })
+  const url = '/api/external/v1/projects/get?id=x'
+  const fresh = () => ({ authorization: `Bearer pat_${randomBytes(32).toString('base64url')}` })
+
+  forwarding = false
+  for (const socket of open) socket.destroy()
+  t.ok(await waitFor(async () => (await readiness(server)).rateLimit === 'degraded', 30_000), 'readiness says degraded')
+  const headers = fresh()
+  const during: number[] = []
+  // Requests while the client tries again and again.
+  t.ok(await waitFor(async () => {
+    during.push((await server.inject({ method: 'GET', url, headers })).statusCode)
+    return refused >= 3
+  }, 30_000), 'the client tried to reconnect three times')
+  t.ok(during.every((s) => s === 401), `all let through during the outage: ${during.length} requests, ${refused} reconnections refused`)
+  t.equal((await readiness(server)).status, 200, 'ready throughout')
+  t.same(store(), [UNREACHABLE], 'one warning for the whole outage')
+
+  forwarding = true
+  t.ok(await waitFor(async () => (await readiness(server)).rateLimit === 'shared', 30_000), 'readiness says shared again')
+  t.same(store(), [UNREACHABLE, BACK], 'and one line when it is back')
+  const again = fresh()
+  const after: number[] = []
+  for (let i = 0; i < 3; i++) after.push((await server.inject({ method: 'GET', url, headers: again })).statusCode)
+  t.same(after, [401, 401, 429], 'the shared budget applies again')
+})
+
+t.test('readiness says where the limits are counted', async (t) => {
+  const { app: off } = await build(t, { env: { RATE_LIMIT_MAX: '0', AUTH_FAILURE_LIMIT_MAX: '0' } })
+  t.same(await readiness(off), { status: 200, rateLimit: 'off' })
+  const { app: local, db } = await build(t, { env: { RATE_LIMIT_MAX: '5' } })
+  t.same(await readiness(local), { status: 200, rateLimit: 'local' })
+  if (!redisUp) return
+  const { app: shared } = await build(t, { env: { RATE_LIMIT_MAX: '5', REDIS_URL }, db })
+  t.same(await readiness(shared), { status: 200, rateLimit: 'shared' })
 })

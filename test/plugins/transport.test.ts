@@ -2,7 +2,7 @@
 // clients get 408 within HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS and their
 // connection closed; what Node.js's parser and Fastify's router refuse before any
 // route runs (malformed HTTP, headers too large, a malformed path, an Expect other
-// than 100-continue, no Host) is answered in the envelope with the headers of
+// than 100-continue, no Host, a CONNECT) is answered in the envelope with the headers of
 // every answer; a client that goes away mid-body is logged as such, at info. No
 // case writes anything.
 import { STATUS_CODES } from 'node:http'
@@ -269,6 +269,30 @@ t.test('an HTTP/1.1 request without Host is 400 in the envelope; HTTP/1.0 needs 
   t.equal(await written(), before, 'nothing written')
   const old = await sendRaw(port, ['GET /health/live HTTP/1.0\r\n\r\n'])
   t.equal(old.status, 200, old.body)
+})
+
+t.test('CONNECT is 405 method_not_allowed in the envelope, with Allow, whatever its target', async (t) => {
+  const before = await written()
+  const cases: Array<[string, string, string]> = [
+    ['an authority, as a proxy client sends it', 'example.com:443', ''],
+    ['a known path', '/health/live', 'GET, HEAD'],
+    ['a mutation\'s path', UPDATE_NAME, 'POST'],
+    ['an unknown path', '/nowhere', '']
+  ]
+  for (const [what, target, allow] of cases) {
+    await t.test(what, async (t) => {
+      // A tunnel's first bytes after the request are never read as a request.
+      const res = await sendRaw(port, [`CONNECT ${target} HTTP/1.1\r\nhost: ${target}\r\n\r\nGET /health/live HTTP/1.1\r\nhost: localhost\r\n\r\n`])
+      const answer = assertAnswer(t, res, 405, 'method_not_allowed')
+      t.equal(res.headers.allow, allow, 'Allow names what the path takes')
+      t.match(answer.message, /^CONNECT is not allowed/)
+      t.equal(res.raw.match(/HTTP\/1\.1 /g)?.length, 1, 'one answer, nothing for the bytes after it')
+    })
+  }
+  // A client that resets its connection right after asking takes nothing down.
+  await sendRaw(port, ['CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n'], { abortAfterMs: 20, reset: true })
+  t.equal((await sendRaw(port, ['GET /health/live HTTP/1.1\r\nhost: localhost\r\n\r\n'], { untilClosed: false })).status, 200, 'still serving')
+  t.equal(await written(), before, 'nothing written')
 })
 
 t.test('no malformed or slow request was logged as a failure', async (t) => {

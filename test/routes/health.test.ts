@@ -26,7 +26,7 @@ t.test('live and ready answer 200 without a token, are never rate-limited, and r
     t.equal(live.headers['cache-control'], 'no-store')
     const ready = await server.inject({ method: 'GET', url: '/health/ready' })
     t.equal(ready.statusCode, 200)
-    t.same(ready.json(), { status: 'ready', migration: latest })
+    t.same(ready.json(), { status: 'ready', migration: latest, rate_limit: 'local' })
   }
   const wrongMethod = await server.inject({ method: 'POST', url: '/health/ready' })
   t.equal(wrongMethod.statusCode, 405)

@@ -1,7 +1,9 @@
 // Server-side request forgery at delivery, with WEBHOOKS_ALLOW_PRIVATE_TARGETS
 // off (the default): an endpoint whose host is, or resolves to, a loopback,
 // link-local (cloud metadata) or otherwise private address, or that is not https,
-// gets a failed attempt that says why, and no connection is ever opened to it.
+// gets a failed attempt that says why, and no connection is ever opened to it;
+// a host is judged as registration judges it (a trailing dot, the case), and
+// port 0 is refused before any connection.
 // The endpoints are written straight into the table, as if made when the setting
 // was on or when their name resolved elsewhere: creation checks, and so does
 // every delivery.
@@ -19,6 +21,10 @@ t.test('a private target is a failed attempt saying why, and no request reaches 
   const port = receiver.port
   const cases = [
     { url: `https://localhost:${port}/hooks`, error: /^refused: localhost resolves to (127\.0\.0\.1|::1), which is not a public address$/ },
+    // The host as registration judges it: one trailing dot and the case do not make another name.
+    { url: `https://localhost.:${port}/hooks`, error: /^refused: localhost resolves to (127\.0\.0\.1|::1), which is not a public address$/ },
+    { url: `https://LocalHost.:${port}/other`, error: /^refused: localhost resolves to (127\.0\.0\.1|::1), which is not a public address$/ },
+    { url: 'https://8.8.8.8:0/hooks', error: /^refused: port 0 is not a port to connect to$/ },
     { url: `https://127.0.0.1:${port}/hooks`, error: /^refused: 127\.0\.0\.1 is not a public address$/ },
     { url: `https://[::1]:${port}/hooks`, error: /^refused: ::1 is not a public address$/ },
     { url: `https://[::ffff:127.0.0.1]:${port}/hooks`, error: /^refused: ::ffff:7f00:1 is not a public address$/ },

@@ -145,9 +145,10 @@ export function captureLog (): { log: Logger, lines: Array<Record<string, unknow
 
 /**
  * This process's delivery workers on `db`, stopped (with 5 s of grace) at the test's
- * end: as `npm run worker` starts them unless `turnMs` says how often they look.
+ * end: as `npm run worker` starts them unless `turnMs` says how often they look
+ * (and `sweepIntervalMs` how often they sweep stranded deliveries).
  */
-export async function startWorker (t: Teardown, db: Db, config: Config, log: Logger = pino({ level: 'silent' }), options: { turnMs?: number } = {}): Promise<DeliveryWorker> {
+export async function startWorker (t: Teardown, db: Db, config: Config, log: Logger = pino({ level: 'silent' }), options: { turnMs?: number, sweepIntervalMs?: number } = {}): Promise<DeliveryWorker> {
   const worker = await startDeliveryWorker(db, { ...deliveryWorkerOptions(config, log, { told: false }), ...options })
   let stopped = false
   t.teardown(async () => { if (!stopped) await worker.stop(Date.now() + 5000) })

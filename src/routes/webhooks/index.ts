@@ -66,7 +66,8 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
         `${WEBHOOK_EVENTS.map((e) => `\`${e}\``).join(' and ')}. The URL must be https on a public address: ` +
         'loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are ' +
         'refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks ' +
-        'again. The answer holds the signing secret, shown this once. At most ' +
+        'again. A host is judged as DNS reads it: in lower case, international names in their ASCII form, without ' +
+        'one trailing dot (`localhost.` is localhost). Port 0 is refused. The answer holds the signing secret, shown this once. At most ' +
         `${WEBHOOKS_PER_COMPANY} per company. ${ADMINS_ONLY} Needs a write token.`,
       security: [{ bearerAuth: [] }],
       body: CreateWebhookBodySchema,
@@ -148,7 +149,11 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
       summary: "List a webhook endpoint's deliveries",
       description: 'The endpoint\'s latest deliveries, newest first: the event (its id is the `webhook-id` the receiver ' +
         'got) and type, the status, attempts, the last attempt\'s status code or error and duration, the next ' +
-        `attempt and when it was delivered. \`limit\` 1 to ${DELIVERY_PAGE.max} (default ${DELIVERY_PAGE.default}). ${ADMINS_ONLY}`,
+        'attempt and when it was delivered. `stranded` counts the endpoint\'s pending deliveries (of all, not only ' +
+        'this page) that no job will attempt again, as when a worker crashed mid-attempt each time the job engine ' +
+        'retried: each delivering process takes them up at start and every minute, records the lost attempt and ' +
+        'queues the next (or fails the delivery when its retries are spent). ' +
+        `\`limit\` 1 to ${DELIVERY_PAGE.max} (default ${DELIVERY_PAGE.default}). ${ADMINS_ONLY}`,
       security: [{ bearerAuth: [] }],
       querystring: ListDeliveriesQuerySchema,
       response: { 200: DeliveryListResponseSchema, ...query, 400: invalidExample('/webhook_id', 'must not be blank') }
@@ -156,7 +161,8 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
   }, async (request) => {
     const id = webhookId(request.query.webhook_id, '/webhook_id')
     const limit = pageParameter(request.query.limit, '/limit', DELIVERY_PAGE)
-    return { deliveries: done(await listDeliveries(fastify.db, request.caller.personId, id, limit)).map(toDelivery) }
+    const { deliveries, stranded } = done(await listDeliveries(fastify.db, request.caller.personId, id, limit))
+    return { deliveries: deliveries.map(toDelivery), stranded }
   })
 }
 

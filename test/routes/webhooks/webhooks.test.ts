@@ -1,15 +1,20 @@
 // webhooks/* on the demo, through the API, with the database checked after each
 // step: only a company's admins manage its endpoints; a URL must be https on a
-// public address; the secret is shown once, at creation or rotation; a change
-// writes one delivery and one job per subscribed, enabled endpoint of its company,
-// in its own statement, and nothing for a change that changed nothing or failed.
+// public address (its host judged normalised) and a port other than 0; the
+// secret is shown once, at creation or rotation; a change writes one delivery and
+// one job per subscribed, enabled endpoint of its company, in its own statement,
+// and nothing for a change that changed nothing or failed.
+import dns from 'node:dns'
+import { readFile } from 'node:fs/promises'
 import type { LightMyRequestResponse } from 'fastify'
+import ipaddr from 'ipaddr.js'
 import { sql } from 'kysely'
 import t from 'tap'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { loadDemo } from '../../../src/db/demo.js'
 import { DELIVERY_QUEUE } from '../../../src/db/jobs.js'
 import { shortId } from '../../../src/ids.js'
+import { isPublicAddress } from '../../../src/webhooks/targets.js'
 import { build, createPerson, expectInvalidInput, tokenFor } from '../../helper.js'
 
 const { app, db } = await build(t)
@@ -138,6 +143,72 @@ t.test('a target must be https on a public address: 400 pointing at url, nothing
   }
 })
 
+t.test('a target\'s host is judged normalised (case, one trailing dot, IDN), and port 0 is 400 naming url', async (t) => {
+  await reset()
+  const refusedAs = async (url: string, message: RegExp) => {
+    const res = await admin.create({ url })
+    t.equal(res.statusCode, 400, `${url}: ${res.body}`)
+    t.match(res.json(), { code: 'invalid_input', message, details: [{ path: '/url' }] }, url)
+  }
+  for (const url of ['https://localhost./', 'https://LOCALHOST./x', 'https://api.localhost./', 'https://\u24dbocalhost\u3002/']) {
+    await refusedAs(url, /^url must be a public host, not localhost$/)
+  }
+  for (const url of ['https://localhost../', 'https://.localhost/', 'https://hooks..example.com/']) {
+    await refusedAs(url, /^url must name a valid host \(a label is empty\)$/)
+  }
+  await refusedAs('https://127.0.0.1./', /^url must be a public address/)
+  for (const url of ['https://example.com:0/', 'https://hooks.example.com:0/hook', 'https://8.8.8.8:0/']) {
+    await refusedAs(url, /^url must not use port 0$/)
+  }
+
+  // A name the hosts file maps to a private address resolves only without its dot
+  // (the resolver looks the dotted form up in DNS, where it is not): as
+  // getaddrinfo answers for /etc/hosts, for a name of this test's own.
+  const lookup = dns.promises.lookup
+  const hostsFile: Record<string, string> = { 'intranet.hosts.test': '10.20.30.40' }
+  Reflect.set(dns.promises, 'lookup', async (name: string, options: object) => {
+    const address = hostsFile[name]
+    if (address !== undefined) return [{ address, family: 4 }]
+    if (name.includes('hosts.test')) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' })
+    return await lookup(name, options as never)
+  })
+  try {
+    await refusedAs('https://intranet.hosts.test/', /^url resolves to 10\.20\.30\.40, which is not a public address$/)
+    await refusedAs('https://intranet.hosts.test./', /^url resolves to 10\.20\.30\.40, which is not a public address$/)
+    await refusedAs('https://INTRANET.Hosts.Test./', /^url resolves to 10\.20\.30\.40, which is not a public address$/)
+  } finally {
+    Reflect.set(dns.promises, 'lookup', lookup)
+  }
+  // And the machine's own hosts file, for every name in it that is not public.
+  for (const name of await privateHostsFileNames()) {
+    await refusedAs(`https://${name}./`, /^url (resolves to .*, which is not a public address|must be a public host, not localhost)$/)
+  }
+  t.same(await webhookRows(), [], 'nothing written')
+
+  // A public name keeps its absolute form as given: it is only judged without the dot.
+  const dotted = await admin.create({ url: 'https://hooks.example.com./a' })
+  t.equal(dotted.statusCode, 200, dotted.body)
+  t.equal(dotted.json().webhook.url, 'https://hooks.example.com./a')
+})
+
+/** Names /etc/hosts maps to addresses that are not public, that resolve so (none where there is no such file). */
+async function privateHostsFileNames (): Promise<string[]> {
+  let text = ''
+  try { text = await readFile('/etc/hosts', 'utf8') } catch { return [] }
+  const names = new Set<string>()
+  for (const line of text.split('\n')) {
+    const [address, ...aliases] = line.replace(/#.*/, '').trim().split(/\s+/)
+    if (address === undefined || aliases.length === 0 || !ipaddr.isValid(address) || isPublicAddress(address)) continue
+    for (const name of aliases) if (/^[a-z0-9.-]+$/i.test(name) && !name.endsWith('.')) names.add(name.toLowerCase())
+  }
+  const resolving = []
+  for (const name of names) {
+    const addresses = await dns.promises.lookup(name, { all: true }).catch(() => [])
+    if (addresses.length > 0 && addresses.every((a) => !isPublicAddress(a.address))) resolving.push(name)
+  }
+  return resolving
+}
+
 t.test('events and description are checked; unknown fields are 400', async (t) => {
   await reset()
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.deleted'] }), '/events/0')
@@ -259,7 +330,8 @@ t.test('a change writes one delivery and one job per subscribed, enabled endpoin
   t.equal((await admin.deliveries({ webhook_id: all.id, limit: '1' })).json().deliveries.length, 1, 'limit')
   expectInvalidInput(t, await admin.deliveries({ webhook_id: all.id, limit: '0' }), '/limit')
   expectInvalidInput(t, await admin.deliveries({ webhook_id: all.id, limit: '101' }), '/limit')
-  t.same((await admin.deliveries({ webhook_id: disabled.id })).json(), { deliveries: [] }, 'a disabled endpoint gets none')
+  t.same((await admin.deliveries({ webhook_id: disabled.id })).json(), { deliveries: [], stranded: 0 }, 'a disabled endpoint gets none')
+  t.equal(shown.json().stranded, 0, 'each pending delivery has its job: none stranded')
   t.equal((await admin.deliveries({ webhook_id: renames.id })).json().deliveries.length, 1)
   t.equal((await admin.deliveries({ webhook_id: descriptions.id })).json().deliveries.length, 1)
 
