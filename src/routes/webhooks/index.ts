@@ -13,7 +13,7 @@ import {
 import { checkWebhookUrl, TargetRefused } from '../../webhooks/targets.js'
 import { newWebhookSecret } from '../../webhooks/secrets.js'
 import { invalidExample, mutationErrors, notFoundExample, nothingToFind, queryErrors } from '../../http/responses.js'
-import { requireId } from '../../projects/rules.js'
+import { requireId, wellFormed } from '../../http/input.js'
 import { pageParameter } from '../../http/paging.js'
 import { ErrorSchema, Shared } from '../../schemas/common.js'
 
@@ -75,10 +75,8 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
     }
   }, async (request) => {
     const { body } = request
-    // Checked before the one statement, which checks the token too: a refused URL
-    // is answered only after the token is confirmed (plugins/errors.ts), but the
-    // name is resolved first. An address whose tokens fail is cut off after its
-    // budget of failed authentications (plugins/rate-limit.ts), and with it this.
+    // Stored as sent: well-formed Unicode, as every stored string (http/input.ts).
+    const description = wellFormed(body.description ?? '', '/description')
     let url: URL
     try {
       url = await checkWebhookUrl(body.url, policy)
@@ -90,7 +88,7 @@ const webhooks: FastifyPluginAsyncTypebox<{ allowPrivateTargets: boolean }> = as
     const webhook = done(await createWebhook(fastify.db, request.caller.personId, {
       url: url.href,
       events: body.events ?? [...WEBHOOK_EVENTS],
-      description: body.description ?? '',
+      description,
       secret
     }))
     return { webhook: toWebhook(webhook), secret }

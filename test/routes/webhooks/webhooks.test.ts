@@ -216,6 +216,10 @@ t.test('events and description are checked; unknown fields are 400', async (t) =
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.renamed', 'project.renamed'] }), '/events')
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: 'project.renamed' }), '/events')
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', description: 'x'.repeat(501) }), '/description')
+  // A lone surrogate would be stored as U+FFFD: refused, as in a project's name.
+  for (const description of ['\ud800', 'team \udc00 chat']) {
+    expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', description }), '/description')
+  }
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', secret: 'whsec_mine' }), '/secret')
   expectInvalidInput(t, await admin.create({}), '/url')
   expectInvalidInput(t, await admin.delete({}), '/id')
