@@ -2,8 +2,8 @@
 // answering while PGlite works, and what the embedded database guaranteed on that
 // thread still holds across the two: a transaction is never interleaved with
 // another connection's statements (nor undone with them), errors keep their
-// SQLSTATE and map to the API's statuses, dates stay strings, the statements of
-// prepare() are prepared once by name, scripts of several statements run, and
+// SQLSTATE and map to the API's statuses, dates and JSON come back as on
+// PostgreSQL, scripts of several statements run, and
 // closing lets what was sent finish before it refuses more. Runs on PGlite
 // whatever DATABASE_URL says.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -16,8 +16,6 @@ import type { FastifyError } from 'fastify'
 import { createDb, embeddedDatabase, type Db } from '../../src/db/index.js'
 import { EmbeddedDatabase } from '../../src/db/embedded.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { prepare, value } from '../../src/db/prepared.js'
-import { statementName } from '../../src/db/statement-names.js'
 import { EMBEDDED_THREAD_NAME } from '../../src/db/thread-name.js'
 import { toApiError } from '../../src/http/errors.js'
 import { databaseOptions } from '../database.js'
@@ -151,72 +149,27 @@ t.test('a script that leaves a transaction open is rolled back and refused; the 
   t.same(results.at(-1)?.rows, [{ id: 2 }])
 })
 
-const DIVIDE = prepare({ by: value<number>() }, (db, v) => db.selectNoFrom(sql<number>`1 / ${v.by}`.as('quotient')))
-const DAY = prepare({ day: value<string>() }, (db, v) => db.selectNoFrom(sql<string>`${v.day}::date`.as('day')))
-
-/** Whether the statement is prepared in PGlite's session under the name prepare() gave it. */
-async function preparedByName (db: Db, text: string): Promise<boolean> {
-  const name = statementName(text)
-  if (name === undefined) throw new Error('not a statement of prepare()')
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = ${name}`.execute(db)
-  return rows[0]?.n === 1
-}
-
-t.test('the statements of prepare() are prepared once by name, with the same values, results and errors as any other', async (t) => {
+t.test('dates stay strings; errors keep their SQLSTATE and map to the API\'s statuses, as on PostgreSQL', async (t) => {
   const db = await sharedInMemory()
-  for (let i = 0; i < 3; i++) {
-    const { rows } = await db.executeQuery(DAY({ day: '2024-02-29' }))
-    t.same(rows, [{ day: '2024-02-29' }], 'a date stays a YYYY-MM-DD string')
-  }
-  t.ok(await preparedByName(db, DAY({ day: '2024-02-29' }).sql), 'prepared under its name')
-  t.same((await sql<{ day: string }>`SELECT ${'2024-02-29'}::date AS day`.execute(db)).rows, [{ day: '2024-02-29' }], 'and so on any other statement')
-  t.same((await db.executeQuery(DIVIDE({ by: 4 }))).rows, [{ quotient: 0 }])
-
-  const named = await db.executeQuery(DIVIDE({ by: 0 })).catch((error: unknown) => error)
-  const unnamed = await sql`SELECT 1 / ${0} AS quotient`.execute(db).catch((error: unknown) => error)
-  for (const [how, error] of [['by name', named], ['unnamed', unnamed]] as const) {
-    t.match(error, { code: '22012', message: 'division by zero', severity: 'ERROR' }, `${how}: the SQLSTATE and PostgreSQL's fields`)
-    t.match(toApiError(error as FastifyError).body(), { statusCode: 400, code: 'invalid_input' }, `${how}: a 400, as on PostgreSQL`)
-  }
+  t.same((await sql<{ day: string }>`SELECT ${'2024-02-29'}::date AS day`.execute(db)).rows, [{ day: '2024-02-29' }], 'a date stays a YYYY-MM-DD string')
+  const error = await sql`SELECT 1 / ${0} AS quotient`.execute(db).catch((error: unknown) => error)
+  t.match(error, { code: '22012', message: 'division by zero', severity: 'ERROR' }, 'the SQLSTATE and PostgreSQL\'s fields')
+  t.match(toApiError(error as FastifyError).body(), { statusCode: 400, code: 'invalid_input' }, 'a 400, as on PostgreSQL')
   await sql`CREATE TABLE unique_test (id int PRIMARY KEY)`.execute(db)
   await sql`INSERT INTO unique_test VALUES (1)`.execute(db)
   await t.rejects(sql`INSERT INTO unique_test VALUES (1)`.execute(db), { code: '23505', constraint: 'unique_test_pkey' })
 })
 
-const DOCUMENT = prepare({ doc: value<string>() }, (db, v) => db.selectNoFrom([
-  sql<unknown>`${v.doc}::jsonb`.as('jsonb'),
-  sql<unknown>`${v.doc}::json`.as('json'),
-  sql<unknown>`array[${v.doc}::jsonb, 'null'::jsonb, NULL]`.as('jsonbs'),
-  sql<unknown>`NULL::jsonb`.as('nothing')
-]))
-
-t.test('json and jsonb values, alone and in arrays, come back parsed, by name, unnamed and from a script', async (t) => {
+t.test('json and jsonb values, alone and in arrays, come back parsed, from a statement and from a script', async (t) => {
   const db = await sharedInMemory()
   const doc = { type: 'doc', content: [{ type: 'text', text: 'ü "quoted" \\ \u2028' }], n: 1.5, none: null }
   const want = { jsonb: doc, json: doc, jsonbs: [doc, null, null], nothing: null }
-  t.same((await db.executeQuery(DOCUMENT({ doc: JSON.stringify(doc) }))).rows, [want], 'by name')
   t.same((await sql`SELECT ${JSON.stringify(doc)}::jsonb AS jsonb, ${JSON.stringify(doc)}::json AS json,
-    array[${JSON.stringify(doc)}::jsonb, 'null'::jsonb, NULL] AS jsonbs, NULL::jsonb AS nothing`.execute(db)).rows, [want], 'unnamed')
+    array[${JSON.stringify(doc)}::jsonb, 'null'::jsonb, NULL] AS jsonbs, NULL::jsonb AS nothing`.execute(db)).rows, [want], 'a statement')
   const literal = JSON.stringify(doc).replaceAll("'", "''")
   const results = await embeddedDatabase(db)!.exec(`SELECT 1 AS one; SELECT '${literal}'::jsonb AS jsonb, '${literal}'::json AS json,
     array['${literal}'::jsonb, 'null'::jsonb, NULL] AS jsonbs, NULL::jsonb AS nothing`)
   t.same(results.map((r) => r.rows), [[{ one: 1 }], [want]], 'from a script')
-})
-
-t.test('a statement of prepare() that fails to prepare is prepared again when it can be', async (t) => {
-  const db = await sharedInMemory()
-  const COUNT_LATER = prepare({ min: value<number>() }, (db, v) => db.selectNoFrom(sql<number>`(SELECT count(*)::int FROM later_table WHERE id >= ${v.min})`.as('n')))
-  await t.rejects(db.executeQuery(COUNT_LATER({ min: 0 })), { code: '42P01' })
-  await sql`CREATE TABLE later_table (id int)`.execute(db)
-  await sql`INSERT INTO later_table VALUES (1), (2)`.execute(db)
-  t.same((await db.executeQuery(COUNT_LATER({ min: 2 }))).rows, [{ n: 1 }])
-  t.ok(await preparedByName(db, COUNT_LATER({ min: 0 }).sql))
-})
-
-t.test('with DB_PREPARED_STATEMENTS=false no statement is prepared by name', async (t) => {
-  const db = await inMemory(t, { DB_PREPARED_STATEMENTS: 'false' })
-  t.same((await db.executeQuery(DAY({ day: '2024-02-29' }))).rows, [{ day: '2024-02-29' }])
-  t.notOk(await preparedByName(db, DAY({ day: '2024-02-29' }).sql))
 })
 
 /** The threads of this process that Linux shows under `name`. */
