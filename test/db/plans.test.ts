@@ -11,7 +11,7 @@
 // parameters the app sent.
 import t from 'tap'
 import { CompiledQuery, sql, type LogEvent } from 'kysely'
-import { explainPrepared, withPrepared } from '../../bench/plan.js'
+import { explainPrepared, withPrepared } from '../explain.js'
 import { shortId } from '../../src/ids.js'
 import { ifMatchTags } from '../../src/projects/conditional.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
