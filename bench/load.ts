@@ -1,14 +1,13 @@
-// The production server as a child process, its memory sampled from /proc, and
-// autocannon driving it with a random target per request.
+// The production server as a child process, its memory and CPU read from /proc,
+// and autocannon driving it with a random target per request.
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import path from 'node:path'
 import autocannon from 'autocannon'
 import { request as httpGet } from 'undici'
-import { EMBEDDED_THREAD_NAME } from '../src/db/embedded/thread-name.js'
 import { launchServer, type ServerProcess } from '../test/launch.js'
 import { httpRequest, PER_CONNECTION, randomRevision, type OperationName, type Target } from './operations.js'
-import { monotonicUs } from './profile.js'
 
 // autocannon appends every body it reads to a string (its PipelinedRequestsQueue's
 // addBody), decoding it from UTF-8 chunk by chunk: for a page of projects, most of a
@@ -34,31 +33,37 @@ export interface Server extends ServerProcess {
   idleRssMb: number
 }
 
+/** How production starts a tree's server: `npm run start:prod`'s environment and node flags. */
+export interface ProductionStart {
+  /** The node flags (the image's CMD repeats them; test/deploy.test.ts). */
+  nodeFlags: string[]
+  /** `NAME=value` before `node`, beyond the configuration (the image's ENV repeats them). */
+  env: Record<string, string>
+}
+
+/** `npm run start:prod` of the tree at `root`, read from its package.json. */
+export function productionStart (root: string): ProductionStart {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  const words = (pkg.scripts['start:prod'] ?? '').split(/\s+/)
+  const node = words.indexOf('node')
+  return {
+    nodeFlags: node < 0 ? [] : words.slice(node + 1).filter((w) => w.startsWith('--')),
+    env: Object.fromEntries(words.slice(0, Math.max(node, 0)).map((w) => /^([A-Z_]+)=(.*)$/.exec(w)).filter((m) => m !== null).map((m) => [m[1]!, m[2]!]))
+  }
+}
+
 /**
- * How production starts the server: `npm run start:prod` (package.json), its
- * environment (`NAME=value` before `node`, which the image's ENV repeats) and its
- * node flags (which the image's CMD repeats; test/deploy.test.ts).
- */
-const START_PROD: readonly string[] = (() => {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }
-  return (pkg.scripts['start:prod'] ?? '').split(/\s+/)
-})()
-const NODE_AT = START_PROD.indexOf('node')
-
-/** The node flags production starts the server with. */
-export const PRODUCTION_NODE_FLAGS: readonly string[] = NODE_AT < 0 ? [] : START_PROD.slice(NODE_AT + 1).filter((w) => w.startsWith('--'))
-
-/** The environment production starts the server in, beyond its configuration. */
-export const PRODUCTION_ENV: Readonly<Record<string, string>> = Object.fromEntries(
-  START_PROD.slice(0, Math.max(NODE_AT, 0)).map((word) => /^([A-Z_]+)=(.*)$/.exec(word)).filter((m) => m !== null).map((m) => [m[1]!, m[2]!]))
-
-/**
- * Starts `node <production flags> <entry>` (the build) with only the given
+ * Starts `node <production flags> <entry>` (a tree's build) with only the given
  * configuration, its output in `logFile`, and waits for /health/ready:
  * test/launch.ts, which the tests use too.
  */
-export async function startServer (options: { entry: string, env: Record<string, string>, logFile: string, nodeArgs?: string[] }): Promise<Server> {
-  const server = await launchServer({ entry: [options.entry], env: { ...PRODUCTION_ENV, ...options.env }, logFile: options.logFile, nodeArgs: [...PRODUCTION_NODE_FLAGS, ...(options.nodeArgs ?? [])] })
+export async function startServer (options: { entry: string, start: ProductionStart, env: Record<string, string>, logFile: string, nodeArgs?: string[] }): Promise<Server> {
+  const server = await launchServer({
+    entry: [options.entry],
+    env: { ...options.start.env, ...options.env },
+    logFile: options.logFile,
+    nodeArgs: [...options.start.nodeFlags, ...(options.nodeArgs ?? [])]
+  })
   return { ...server, logFile: options.logFile, idleRssMb: rssMb(server.pid) ?? 0 }
 }
 
@@ -110,82 +115,30 @@ function machineTicks (): { busy: number, total: number } | null {
 }
 
 /**
- * The name and the user and system clock ticks in a /proc stat file (of a process,
- * or of one of its threads); null when it is gone. The name, in parentheses, may
- * hold spaces and parentheses: the fields come after its last one.
+ * User and system clock ticks a process has used (0 when it is gone). Its name, in
+ * parentheses in /proc/<pid>/stat, may hold spaces and parentheses: the fields come
+ * after its last one.
  */
-function statTicks (file: string): { name: string, ticks: number } | null {
+export function processTicks (pid: number | string): number {
   try {
-    const stat = readFileSync(file, 'utf8')
-    const end = stat.lastIndexOf(')')
-    const fields = stat.slice(end + 2).split(' ')
-    return { name: stat.slice(stat.indexOf('(') + 1, end), ticks: Number(fields[11]) + Number(fields[12]) }
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
   } catch {
-    return null
+    return 0
   }
 }
 
-/** User and system clock ticks a process has used (0 when it is gone). */
-export function processTicks (pid: number | string): number {
-  return statTicks(`/proc/${pid}/stat`)?.ticks ?? 0
-}
-
-/**
- * The CPU ticks of each PostgreSQL backend serving this database (its title names
- * it); `known` remembers which processes are backends, read once each.
- */
-function backendTicksByPid (database: string, known = new Map<string, boolean>()): Map<string, number> {
-  const ticks = new Map<string, number>()
+/** Clock ticks used by the PostgreSQL backends serving this database (their titles name it). */
+export function backendTicks (database: string): number {
+  let ticks = 0
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue
     try {
-      let backend = known.get(pid)
-      if (backend === undefined) {
-        backend = readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)
-        known.set(pid, backend)
-      }
-      if (backend) ticks.set(pid, processTicks(pid))
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)) ticks += processTicks(pid)
     } catch {}
   }
   return ticks
-}
-
-/** Clock ticks used by PostgreSQL backends serving this database. */
-export function backendTicks (database: string): number {
-  let ticks = 0
-  for (const t of backendTicksByPid(database).values()) ticks += t
-  return ticks
-}
-
-/**
- * CPU ticks of the backends serving a database over a span in which they may come
- * and go (pgbench opens its own connections and closes them at the end): sampled
- * every 100 ms, each backend counted from its first sample (0 for one born since
- * the start) to its last. A backend's last 100 ms before it exits can be missed.
- */
-export class BackendCpu {
-  private readonly known = new Map<string, boolean>()
-  private readonly first: Map<string, number>
-  private readonly last = new Map<string, number>()
-  private readonly timer: NodeJS.Timeout
-
-  constructor (private readonly database: string) {
-    this.first = backendTicksByPid(database, this.known)
-    this.timer = setInterval(() => this.sample(), 100)
-  }
-
-  private sample (): void {
-    for (const [pid, ticks] of backendTicksByPid(this.database, this.known)) this.last.set(pid, ticks)
-  }
-
-  /** Stops sampling; the CPU ms the backends used since construction. */
-  stop (): number {
-    clearInterval(this.timer)
-    this.sample()
-    let ticks = 0
-    for (const [pid, last] of this.last) ticks += last - (this.first.get(pid) ?? 0)
-    return (1000 * ticks) / TICKS_PER_SECOND
-  }
 }
 
 /** Clock ticks per second of /proc's figures (USER_HZ). */
@@ -200,107 +153,36 @@ export function ticksToMs (ticks: number): number {
 }
 
 /**
- * The server's main thread (the event loop) from /proc/<pid>/schedstat: nanoseconds
- * on a CPU, and nanoseconds runnable but waiting for one (preempted, or woken while
- * every CPU was busy); null where the kernel does not keep it.
- */
-function mainThreadSchedule (pid: number): { onCpuNs: number, waitNs: number } | null {
-  try {
-    const [onCpu, wait] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number)
-    return Number.isFinite(onCpu) && Number.isFinite(wait) ? { onCpuNs: onCpu!, waitNs: wait! } : null
-  } catch {
-    return null
-  }
-}
-
-/** What a thread of the server's process does, told by its id and its name. */
-type ThreadKind = 'eventLoop' | 'database' | 'other'
-
-/** The server's CPU ms per request by thread. */
-export interface ThreadsCpu {
-  /** The main thread: HTTP, the app, the driver, and the garbage collection V8 does on it. */
-  eventLoop: number
-  /** The embedded database's thread (src/db/embedded/thread-name.ts); 0 on PostgreSQL. */
-  database: number
-  /** Every other thread: V8's helpers (garbage collection in parallel, compiling) and libuv's pool. */
-  other: number
-}
-
-/**
- * Clock ticks of each thread of a process (/proc/<pid>/task), with its kind; null
- * off Linux. A thread that ends between two readings loses its last ticks.
- */
-function threadTicks (pid: number): Map<string, { kind: ThreadKind, ticks: number }> | null {
-  let tids: string[]
-  try {
-    tids = readdirSync(`/proc/${pid}/task`)
-  } catch {
-    return null
-  }
-  const threads = new Map<string, { kind: ThreadKind, ticks: number }>()
-  for (const tid of tids) {
-    const stat = statTicks(`/proc/${pid}/task/${tid}/stat`)
-    if (stat === null) continue // it ended meanwhile
-    const kind: ThreadKind = tid === String(pid) ? 'eventLoop' : stat.name === EMBEDDED_THREAD_NAME ? 'database' : 'other'
-    threads.set(tid, { kind, ticks: stat.ticks })
-  }
-  return threads
-}
-
-/**
- * How much of the machine's CPU went to work that is not this run's: the bench
- * process (autocannon), the server and the database's backends are this run's.
- * Other work on a shared machine makes the figures lower and noisier.
+ * CPU per request of the server and of its database's backends, and how much of the
+ * machine's CPU went to work that is not the run's: the bench's own process
+ * (autocannon), the server, the backends and `also` (the delaying proxy) are the
+ * run's. Other work on a shared machine makes the figures lower and noisier; the
+ * A/B's turns alternate so that it weighs on both sides.
  */
 export class CpuMeter {
-  private start: ReturnType<CpuMeter['snapshot']>
+  private readonly start: ReturnType<CpuMeter['snapshot']>
 
-  /** `pids[1]` is the server's. */
-  constructor (private readonly pids: number[], private readonly database: string | null) {
+  constructor (private readonly server: number, private readonly database: string, private readonly also: readonly number[] = []) {
     this.start = this.snapshot()
   }
 
   private snapshot () {
-    const server = processTicks(this.pids[1]!)
-    const backends = this.database ? backendTicks(this.database) : 0
-    const ours = processTicks(this.pids[0]!) + server + backends
-    return { machine: machineTicks(), ours, server, backends, event: mainThreadSchedule(this.pids[1]!), threads: threadTicks(this.pids[1]!) }
+    const server = processTicks(this.server)
+    const backends = backendTicks(this.database)
+    const ours = processTicks(process.pid) + server + backends + this.also.reduce((sum, pid) => sum + processTicks(pid), 0)
+    return { machine: machineTicks(), ours, server, backends }
   }
 
-  /**
-   * CPU milliseconds per request since construction: the server's process (user and
-   * system time from /proc/<pid>/stat), the database's backends (null when the
-   * database runs inside the server) and the load generator (`pids[0]`, the bench's
-   * own process, where autocannon runs).
-   */
-  perRequest (requests: number): { serverMs: number | null, backendsMs: number | null, loadMs: number | null, eventLoopOnCpuMs: number | null, eventLoopWaitMs: number | null, threadsMs: ThreadsCpu | null } {
-    if (requests <= 0) return { serverMs: null, backendsMs: null, loadMs: null, eventLoopOnCpuMs: null, eventLoopWaitMs: null, threadsMs: null }
+  /** Since construction: CPU ms per request of the server and of the backends, and the share of the machine others used (percent; null off Linux). */
+  stop (requests: number): { serverMs: number | null, backendMs: number | null, othersPercent: number | null } {
     const end = this.snapshot()
-    const ms = (ticks: number) => (1000 * ticks) / TICKS_PER_SECOND / requests
-    const event = end.event !== null && this.start.event !== null ? { start: this.start.event, end: end.event } : null
-    let threadsMs: ThreadsCpu | null = null
-    if (end.threads !== null && this.start.threads !== null) {
-      threadsMs = { eventLoop: 0, database: 0, other: 0 }
-      for (const [tid, { kind, ticks }] of end.threads) threadsMs[kind] += ms(ticks - (this.start.threads.get(tid)?.ticks ?? 0))
+    const perRequest = (ticks: number) => requests > 0 ? ticksToMs(ticks) / requests : null
+    let othersPercent: number | null = null
+    if (end.machine !== null && this.start.machine !== null && end.machine.total > this.start.machine.total) {
+      const others = (end.machine.busy - this.start.machine.busy) - (end.ours - this.start.ours)
+      othersPercent = Math.max(0, (100 * others) / (end.machine.total - this.start.machine.total))
     }
-    return {
-      serverMs: ms(end.server - this.start.server),
-      backendsMs: this.database ? ms(end.backends - this.start.backends) : null,
-      loadMs: ms((end.ours - end.server - end.backends) - (this.start.ours - this.start.server - this.start.backends)),
-      eventLoopOnCpuMs: event === null ? null : (event.end.onCpuNs - event.start.onCpuNs) / 1e6 / requests,
-      eventLoopWaitMs: event === null ? null : (event.end.waitNs - event.start.waitNs) / 1e6 / requests,
-      threadsMs
-    }
-  }
-
-  /** Percent of the machine's CPU time used by other processes since construction, or null off Linux. */
-  othersPercent (): number | null {
-    const end = this.snapshot()
-    if (!end.machine || !this.start.machine) return null
-    const total = end.machine.total - this.start.machine.total
-    if (total <= 0) return null
-    const others = (end.machine.busy - this.start.machine.busy) - (end.ours - this.start.ours)
-    return Math.max(0, (100 * others) / total)
+    return { serverMs: perRequest(end.server - this.start.server), backendMs: perRequest(end.backends - this.start.backends), othersPercent }
   }
 }
 
@@ -315,30 +197,15 @@ export interface LoadResult {
   non2xx: number
   errors: number
   timeouts: number
-  statusCodes: Record<string, number>
   /** A few non-2xx bodies, to say what went wrong. */
   samples: string[]
+  /** The server's resident memory at most during the run. */
   maxRssMb: number
-  /** Share of the machine's CPU that other processes used during the run, in percent. */
-  othersCpuPercent: number | null
-  /** CPU ms per request of the server process and of the database's backends (null embedded). */
+  /** CPU ms per request of the server process and of its database's backends. */
   serverCpuMs: number | null
   backendCpuMs: number | null
-  /** CPU ms per request of the load generator (autocannon, in the bench's process). */
-  loadCpuMs: number | null
-  /** projects/get requests made before the run for the targets' current ETags (conditional runs). */
-  tagReads: number
-  /** When autocannon started and stopped, in µs of the monotonic clock (bench/profile.ts, monotonicUs): the run without the waits and reads before it. */
-  startedUs: number
-  endedUs: number
-  /**
-   * The server's main thread (its event loop), ms per request: on a CPU, and runnable
-   * but waiting for one (/proc/<pid>/schedstat); null where the kernel does not say.
-   */
-  eventLoopOnCpuMs: number | null
-  eventLoopWaitMs: number | null
-  /** The server's CPU ms per request by thread (/proc/<pid>/task); null where the kernel does not say. */
-  serverThreadsCpuMs: ThreadsCpu | null
+  /** Share of the machine's CPU that other processes used during the run, in percent. */
+  othersCpuPercent: number | null
 }
 
 /** The ETag each target's project has now, as its champion reads it (projects/get, ten at a time). */
@@ -379,84 +246,6 @@ export async function quiet (pids: number | readonly number[]): Promise<void> {
   }
 }
 
-/** The CPU ticks of every process, by pid. */
-function allProcessTicks (): Map<string, number> {
-  const ticks = new Map<string, number>()
-  for (const pid of readdirSync('/proc')) if (/^\d+$/.test(pid)) ticks.set(pid, processTicks(pid))
-  return ticks
-}
-
-/** The busiest processes since `before` (allProcessTicks): `pid command (ms)`. */
-function busiest (before: Map<string, number>): string[] {
-  return [...allProcessTicks()].map(([pid, ticks]) => ({ pid, ticks: ticks - (before.get(pid) ?? ticks) }))
-    .filter((p) => p.ticks > 0).sort((a, b) => b.ticks - a.ticks).slice(0, 3)
-    .map((p) => {
-      let command = '?'
-      try {
-        // A kernel thread has no command line: its name, in brackets as ps shows it.
-        command = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 60) ||
-          `[${readFileSync(`/proc/${p.pid}/comm`, 'utf8').trim()}]`
-      } catch {}
-      return `${p.pid} ${command} (${ticksToMs(p.ticks).toFixed(0)} ms)`
-    })
-}
-
-/**
- * Waits until the whole machine has been nearly idle (under a tenth of its CPU) for
- * 500 ms, at most 15 s: work that is none of the bench's (a service's own upkeep, the
- * kernel's) would otherwise land in the next run. Says how long it waited, and who
- * was busy, when that was more than a second.
- */
-export async function quietMachine (): Promise<string | null> {
-  const started = Date.now()
-  let processes = allProcessTicks()
-  let busy: string[] = []
-  while (Date.now() - started < 15_000) {
-    const before = machineTicks()
-    await new Promise((resolve) => setTimeout(resolve, 500))
-    const after = machineTicks()
-    if (before === null || after === null || after.total === before.total) return null
-    if ((after.busy - before.busy) / (after.total - before.total) < 0.1) break
-    busy = busiest(processes)
-    processes = allProcessTicks()
-  }
-  const waited = Date.now() - started
-  return waited > 1000 ? `waited ${(waited / 1000).toFixed(1)} s for the machine to go quiet (busiest: ${busy.join('; ') || 'none found'})` : null
-}
-
-/** The CPU a server uses while nobody asks it anything, in ms a second (idleCpu). */
-export interface IdleCpu {
-  /** The median one-second window: its steady background work. */
-  median: number
-  /** The busiest one-second window. */
-  max: number
-  /** Over all the windows. */
-  mean: number
-}
-
-/**
- * The CPU the server uses while nobody asks it anything, in ms a second: once it has
- * finished what the last run left (quiet), over `seconds` one-second windows. What
- * it does then is its own background work (the webhook workers' looks for jobs,
- * timers), and, once, the full collection V8 makes some seconds after allocation
- * stops (its memory reducer): a window that holds it shows as the busiest, and
- * the median stays the steady work's.
- */
-export async function idleCpu (pid: number, seconds = 15): Promise<IdleCpu> {
-  await quiet(pid)
-  const windows: number[] = []
-  let before = processTicks(pid)
-  for (let i = 0; i < seconds; i++) {
-    const started = Date.now()
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    const after = processTicks(pid)
-    windows.push((1000 * (after - before)) / TICKS_PER_SECOND / ((Date.now() - started) / 1000))
-    before = after
-  }
-  const sorted = [...windows].sort((a, b) => a - b)
-  return { median: sorted[Math.floor(sorted.length / 2)]!, max: sorted[sorted.length - 1]!, mean: windows.reduce((a, b) => a + b, 0) / windows.length }
-}
-
 /** One autocannon run: each request picks a random target and a fresh value. */
 export async function load (options: {
   url: string
@@ -465,23 +254,21 @@ export async function load (options: {
   targets: readonly Target[]
   connections: number
   seconds: number
-  /** The database whose backends serve the server, when it is PostgreSQL. */
-  database: string | null
+  /** The database whose backends serve the server. */
+  database: string
+  /** Other processes that serve the run (the delaying proxy): their CPU is not another's. */
+  also?: readonly number[]
 }): Promise<LoadResult> {
   const { operation, targets, connections } = options
   const samples: string[] = []
   await quiet(options.pid)
-  const waited = await quietMachine()
-  if (waited !== null) process.stderr.write(`  ${waited}\n`)
   // Conditional requests: each project's last ETag, and never two requests on one project at once (operations.ts).
   const tags = PER_CONNECTION.has(operation) ? await currentTags(options.url, targets) : null
   if (tags && targets.length < 2 * connections) throw new Error(`${operation} needs two projects per connection: ${targets.length} for ${connections}`)
   const busy = new Set<Target>()
   const sampler = new RssSampler(options.pid).start()
-  const cpu = new CpuMeter([process.pid, options.pid], options.database)
+  const cpu = new CpuMeter(options.pid, options.database, options.also)
   let result: autocannon.Result
-  const startedUs = monotonicUs()
-  let endedUs = startedUs
   try {
     result = await autocannon({
       url: options.url,
@@ -518,15 +305,12 @@ export async function load (options: {
       }]
     })
   } finally {
-    endedUs = monotonicUs()
     sampler.stop()
   }
-  const { serverMs, backendsMs, loadMs, eventLoopOnCpuMs, eventLoopWaitMs, threadsMs } = cpu.perRequest(result.requests.total)
-  const statusCodes: Record<string, number> = {}
-  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0
+  const { serverMs, backendMs, othersPercent } = cpu.stop(result.requests.total)
   return {
     operation,
-    connections: options.connections,
+    connections,
     seconds: result.duration,
     requests: result.requests.total,
     rps: result.requests.total / result.duration,
@@ -535,18 +319,10 @@ export async function load (options: {
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
-    statusCodes,
     samples,
     maxRssMb: sampler.max,
-    othersCpuPercent: cpu.othersPercent(),
     serverCpuMs: serverMs,
-    backendCpuMs: backendsMs,
-    loadCpuMs: loadMs,
-    tagReads: tags === null ? 0 : targets.length,
-    startedUs,
-    endedUs,
-    eventLoopOnCpuMs,
-    eventLoopWaitMs,
-    serverThreadsCpuMs: threadsMs
+    backendCpuMs: backendMs,
+    othersCpuPercent: othersPercent
   }
 }

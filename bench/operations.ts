@@ -1,19 +1,12 @@
 // The operations the bench drives, as HTTP requests built from one target (a
 // person with a write token and, for the project operations, a project they may
-// edit). The load generator, the in-process SQL capture and the pgbench scripts
-// all take their values from here, so the server and PostgreSQL are asked for the
-// same work.
+// edit). Only the public API is used, so the same requests drive any version of
+// the server.
 import { shortId } from '../src/ids.js'
 
 export type OperationName = 'update_name' | 'update_name_if_match' | 'update_description' | 'update_description_mentions' | 'list_notifications' | 'get' | 'list_projects'
 
 export const OPERATIONS: readonly OperationName[] = ['update_name', 'update_name_if_match', 'update_description', 'update_description_mentions', 'list_notifications', 'get', 'list_projects']
-
-/** The operations measured again behind a simulated network delay (bench/proxy.ts). */
-export const DELAYED_OPERATIONS: readonly OperationName[] = ['update_name', 'update_description', 'get', 'list_projects']
-
-/** The reads measured again on a server that keeps no answers (ANSWER_CACHE_MB=0). */
-export const UNKEPT_OPERATIONS: readonly OperationName[] = ['list_notifications', 'get', 'list_projects']
 
 /** How the table names an operation. */
 export const LABELS: Record<OperationName, string> = {
@@ -45,24 +38,11 @@ export const TARGET_SETS: Record<OperationName, TargetSet> = {
   list_projects: 'normal'
 }
 
-/** Activities one request records: the mutations one each. */
-export const ACTIVITIES: Record<OperationName, number> = {
-  update_name: 1,
-  update_name_if_match: 1,
-  update_description: 1,
-  update_description_mentions: 1,
-  list_notifications: 0,
-  get: 0,
-  list_projects: 0
-}
-
 /**
  * Conditional renames (If-Match with the tag of the project's last answer), so that
- * every request takes the success path. The HTTP run keeps each project's tag from
- * the ETag of its last answer and never sends two requests on one project at once
- * (a project is taken again only once its answer, and its new tag, are in). Each
- * pgbench client renames only projects of its own (client k of N takes the targets
- * k + 1, k + 1 + N, ...) and keeps their tags in the unlogged table bench_tags.
+ * every request takes the success path: the load generator keeps each project's tag
+ * from the ETag of its last answer and never sends two requests on one project at
+ * once (a project is taken again only once its answer, and its new tag, are in).
  */
 export const PER_CONNECTION: ReadonlySet<OperationName> = new Set(['update_name_if_match'])
 
@@ -78,23 +58,19 @@ export interface Mention {
  * the reader and the project of their newest notification.
  */
 export interface Target {
-  /** 1-based position within its set (normal, large, notified or readers). */
+  /** 1-based position within its set (normal, notified or readers). */
   n: number
   projectId: string
   /** The id clients use: base62 of the UUID. */
   publicId: string
   personId: string
-  tokenId: string
   /** The clear token, for the Authorization header. */
   token: string
-  /** SHA-256 of the token, as stored in api_tokens. */
-  digest: Buffer
   /** Whom each new description mentions, in document order: none but for the notified set. */
   mentions: Mention[]
 }
 
-// A marker inside a JSON string value: replacing it keeps the text valid JSON, and
-// it has no colon, which pgbench would take for the start of a variable.
+// A marker inside a JSON string value: replacing it keeps the text valid JSON.
 export const REVISION_MARKER = '__REV__'
 
 function paragraph (text: string): unknown {
@@ -190,9 +166,9 @@ const BASE = '/api/external/v1'
 
 /**
  * The Accept-Encoding of every request: what Operately's CLI sends (`gzip, …`), as
- * Node.js's fetch does. The server sends pages (projects/list, notifications/list)
- * gzip-compressed; the load generator counts the bytes received and does not
- * decompress them, as it does not decode the JSON (load.ts).
+ * Node.js's fetch does. A server may send pages compressed; the load generator
+ * counts the bytes received and does not decompress them, as it does not decode
+ * the JSON (load.ts).
  */
 export const ACCEPT_ENCODING = 'gzip, deflate, br'
 

@@ -1,21 +1,50 @@
 // The bench's settings from the environment (bench/run.ts lists them) and its flags.
+import { parseArgs } from 'node:util'
 
 /**
  * The flags of `npm run bench -- <flags>` and what each does: bench/run.ts accepts
  * these and no others, and RESULTS.md's table of options lists them from here.
  */
 export const FLAGS: Readonly<Record<string, string>> = {
-  '--embedded': 'include the embedded (PGlite) runs (the default)',
-  '--no-embedded': 'skip the embedded (PGlite) runs',
-  '--no-build': 'skip `npm run build` (measures whatever dist/ holds)',
-  '--keep': 'keep the temporary directory (pgbench scripts, server logs, PGlite data)',
-  '--drop': 'drop `projects_bench` at the end',
-  '--cpu-prof': 'run the server with `--cpu-prof` and keep the profiles (in the kept directory)',
+  '--against <rev>': 'A/B: also build the server of that commit (a temporary `git worktree` with its own `npm ci`) and take turns with it on a database of its own',
+  '--no-build': 'skip `npm run build` of this tree (measures whatever dist/ holds)',
   '--no-delay': 'skip the runs behind the simulated network delay',
-  '--no-profile': 'skip the CPU profile of the server, each operation again on a server run with `--cpu-prof`',
-  '--no-timings': 'skip the server\'s own clock on each request, each operation again at the lowest connection count on a server run with bench/timings-preload.mjs',
-  '--no-unkept': 'skip the reads on a server that keeps no answers (ANSWER_CACHE_MB=0)',
-  '--no-webhooks': 'skip the webhook figures (bench/webhooks.ts)'
+  '--no-webhooks': 'skip the webhook figures (bench/webhooks.ts)',
+  '--keep': 'keep the temporary directory (server logs, the other tree) and the databases',
+  '--cpu-prof': 'run the servers with `--cpu-prof`; the profiles are kept in the temporary directory (implies --keep)'
+}
+
+export interface Flags {
+  against: string | null
+  build: boolean
+  delay: boolean
+  webhooks: boolean
+  keep: boolean
+  cpuProf: boolean
+}
+
+export function parseFlags (args: string[]): Flags {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      against: { type: 'string' },
+      'no-build': { type: 'boolean' },
+      'no-delay': { type: 'boolean' },
+      'no-webhooks': { type: 'boolean' },
+      keep: { type: 'boolean' },
+      'cpu-prof': { type: 'boolean' }
+    }
+  })
+  const cpuProf = values['cpu-prof'] === true
+  return {
+    against: values.against ?? null,
+    build: values['no-build'] !== true,
+    delay: values['no-delay'] !== true,
+    webhooks: values['no-webhooks'] !== true,
+    keep: values.keep === true || cpuProf,
+    cpuProf
+  }
 }
 
 /** A positive number from the environment variable `name`, or `fallback` when it is unset or empty. */

@@ -1,5 +1,6 @@
-// The bench's own statements to PostgreSQL outside any app database: creating and
-// dropping databases, VACUUM, pg_stat_statements. Each on a connection of its own.
+// The bench's own statements to PostgreSQL outside the servers: creating and
+// dropping databases, VACUUM, CHECKPOINT, a round trip's time. Each on a
+// connection of its own.
 import pg from 'pg'
 
 /** `work` on a connection of its own to `url`, closed afterwards. */
@@ -13,16 +14,65 @@ export async function connected<T> (url: string, work: (client: pg.Client) => Pr
   }
 }
 
+/** `url` with its database replaced by `database`. */
+export function withDatabase (url: string, database: string): string {
+  const u = new URL(url)
+  u.pathname = `/${database}`
+  return u.toString()
+}
+
+/** The database anew (empty); PostgreSQL's version. */
+export async function recreateDatabase (url: string, database: string): Promise<string> {
+  return await connected(url, async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await client.query(`CREATE DATABASE ${database}`)
+    const { rows } = await client.query<{ version: string }>('SELECT version()')
+    return rows[0]!.version.replace(/ on .*$/, '')
+  })
+}
+
+export async function dropDatabase (url: string, database: string): Promise<void> {
+  await connected(url, async (client) => { await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) })
+}
+
 /**
- * Whether PostgreSQL loads pg_stat_statements (shared_preload_libraries; loading it
- * needs a restart, which the bench never does): null when it does, the extension
- * then installed in the client's database; else why its figures cannot be read.
+ * VACUUM of a database, as autovacuum would keep it between runs: every rename and
+ * description change leaves dead rows (and dead TOAST chunks of the old description)
+ * that later runs would read past, and PostgreSQL may run with autovacuum off.
  */
-export async function statementStatsMissing (client: pg.Client): Promise<string | null> {
-  const { rows: [preload] } = await client.query<{ v: string }>("SELECT current_setting('shared_preload_libraries') AS v")
-  if (!preload!.v.split(',').map((l) => l.trim()).includes('pg_stat_statements')) {
-    return `pg_stat_statements is not loaded (shared_preload_libraries = '${preload!.v}'); loading it needs a restart of PostgreSQL, which the bench does not do`
+export async function vacuum (url: string): Promise<void> {
+  await connected(url, async (client) => { await client.query('VACUUM') })
+}
+
+/** Why PostgreSQL refused the bench's CHECKPOINT, once it has (the bench then goes on without). */
+let checkpointRefused: string | null = null
+
+/**
+ * A CHECKPOINT of the PostgreSQL server right before each turn, so that each begins
+ * in the same state of the write-ahead log: the first change of a page after a
+ * checkpoint writes the whole page to the log, and a checkpoint set off by an
+ * earlier turn's changes would otherwise fall in whichever turn comes next. Needs a
+ * superuser or pg_checkpoint; refused, the bench says so once and goes on.
+ */
+export async function checkpoint (url: string, say: (line: string) => void): Promise<void> {
+  if (checkpointRefused !== null) return
+  try {
+    await connected(url, async (client) => { await client.query('CHECKPOINT') })
+  } catch (error) {
+    checkpointRefused = (error as Error).message
+    say(`CHECKPOINT refused (${checkpointRefused}): turns may begin in different states of the write-ahead log`)
   }
-  await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
-  return null
+}
+
+/** The round trip of `SELECT 1` on one connection, median of 200, in ms. */
+export async function roundTripMs (url: string): Promise<number> {
+  return await connected(url, async (client) => {
+    const times: number[] = []
+    for (let i = 0; i < 200; i++) {
+      const t0 = performance.now()
+      await client.query('SELECT 1')
+      times.push(performance.now() - t0)
+    }
+    return times.sort((a, b) => a - b)[100]!
+  })
 }

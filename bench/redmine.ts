@@ -6,12 +6,10 @@
 // body; this server's is projects/update_name, which answers the whole project.
 // Before the recorded turns each side has one unrecorded turn at the highest
 // connection count: a server's CPU per rename still falls over its first turns
-// (JIT, the pool, PostgreSQL's pages), and so may Redmine's. When PostgreSQL loads
-// pg_stat_statements, Redmine's costliest statements over its recorded turns are
-// read too, per rename: what its rename does in the database. Before each run of
+// (JIT, the pool, PostgreSQL's pages), and so may Redmine's. Before each turn of
 // either side both databases are vacuumed, as autovacuum would keep them: each
-// Redmine rename leaves hundreds of dead rows in its projects table (the nested set's
-// renumbering) that every later rename would scan (bench/run.ts).
+// Redmine rename leaves hundreds of dead rows in its projects table (the nested
+// set's renumbering) that every later rename would scan.
 //
 // Off unless BENCH_REDMINE_URL and BENCH_REDMINE_KEY are set; bench/redmine/setup.sh
 // installs one from Debian's packages (puma, 2 workers, on port 3000) with 1,000
@@ -21,15 +19,15 @@
 //   BENCH_REDMINE_URL       Redmine's address, e.g. http://127.0.0.1:3000
 //   BENCH_REDMINE_KEY       an administrator's API key (REST API enabled)
 //   BENCH_REDMINE_DATABASE  the database Redmine uses on the same PostgreSQL server (default redmine),
-//                           for the CPU of its backends, its statements and the VACUUM before each run
+//                           for the CPU of its backends and the VACUUM before each turn
 //   BENCH_REDMINE_ROUNDS    turns each side takes at each connection count (default 3)
 import { readdirSync, readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import { request } from 'undici'
-import { backendTicks, processTicks, ticksToMs, type LoadResult } from './load.js'
-import { NAME_PREFIX, newName } from './operations.js'
+import { backendTicks, load, processTicks, quiet, ticksToMs, type LoadResult, type Server } from './load.js'
+import { NAME_PREFIX, newName, type Target } from './operations.js'
 import { positive } from './options.js'
-import { connected, statementStatsMissing } from './postgres.js'
+import { vacuum, withDatabase } from './postgres.js'
 
 export interface RedmineOptions {
   url: string
@@ -64,18 +62,6 @@ export interface RedmineFigures {
   seconds: number
   /** At each connection count, this server's runs and Redmine's, in the order they took turns. */
   runs: Array<{ connections: number, ours: LoadResult[], redmine: RedmineRun[] }>
-  /** Redmine's costliest statements over its recorded turns (pg_stat_statements), or why they are not known. */
-  statements: RedmineStatement[] | string
-}
-
-/** One statement Redmine ran during its recorded turns, per rename it answered. */
-export interface RedmineStatement {
-  perRename: number
-  meanMs: number
-  rowsPerCall: number
-  /** Its share of the execution time of all Redmine's statements in those turns, in percent. */
-  sharePercent: number
-  query: string
 }
 
 const headers = (options: RedmineOptions) => ({ 'content-type': 'application/json', 'x-redmine-api-key': options.key })
@@ -159,42 +145,59 @@ export async function redmineRename (options: RedmineOptions, ids: readonly numb
 }
 
 /**
- * pg_stat_statements for Redmine's database only (the bench's own figures are left
- * alone): reset before Redmine's recorded turns, read after them. `url` reaches a
- * database where the extension is installed; null when PostgreSQL does not load it.
+ * This server's renames and Redmine's in turns at each connection count, after one
+ * unrecorded turn a side at the highest: `server` on the database `database` of the
+ * PostgreSQL server at `url` (Redmine's database is on the same one).
  */
-export async function redmineStatements (url: string, options: RedmineOptions, action: 'reset'): Promise<string | null>
-export async function redmineStatements (url: string, options: RedmineOptions, action: 'read', answered: number): Promise<RedmineStatement[] | string>
-export async function redmineStatements (url: string, options: RedmineOptions, action: 'reset' | 'read', answered = 0): Promise<RedmineStatement[] | string | null> {
-  return await connected(url, async (client) => {
-    try {
-      const missing = await statementStatsMissing(client)
-      if (missing !== null) return missing
-      const dbid = '(SELECT oid FROM pg_database WHERE datname = $1)'
-      if (action === 'reset') {
-        await client.query(`SELECT pg_stat_statements_reset(0, ${dbid}, 0)`, [options.database])
-        return null
-      }
-      const { rows } = await client.query<{ calls: string, mean: number, rows: string, share: number, query: string }>(
-        `SELECT calls, mean_exec_time AS mean, rows, 100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0) AS share, query
-         FROM pg_stat_statements WHERE dbid = ${dbid} AND query !~* '^\\s*vacuum' ORDER BY total_exec_time DESC LIMIT 5`, [options.database])
-      // The renames Redmine made: its update of a project's name, once each. Requests
-      // still in flight when a turn ends are made after autocannon stops counting.
-      const { rows: [made] } = await client.query<{ calls: string | null }>(
-        `SELECT sum(calls) AS calls FROM pg_stat_statements WHERE dbid = ${dbid} AND query LIKE 'UPDATE "projects" SET "name" = %'`, [options.database])
-      const renames = Number(made?.calls ?? 0) || answered
-      if (renames === 0 || rows.length === 0) return 'no statement of Redmine\'s was counted'
-      return rows.map((r) => ({
-        perRename: Number(r.calls) / renames,
-        meanMs: r.mean,
-        rowsPerCall: Number(r.rows) / Number(r.calls),
-        sharePercent: r.share ?? 0,
-        query: r.query.replace(/\s+/g, ' ')
-      }))
-    } catch (error) {
-      return `pg_stat_statements could not be read: ${(error as Error).message}`
+export async function redmineSideBySide (options: RedmineOptions, ours: {
+  server: Server
+  targets: readonly Target[]
+  url: string
+  database: string
+  connections: readonly number[]
+  seconds: number
+  say: (line: string) => void
+}): Promise<RedmineFigures> {
+  const { server, targets, database, seconds, say } = ours
+  const ids = await redmineProjectIds(options)
+  if (ids.length === 0) throw new Error('it has no project')
+  await checkRedmine(options, ids[0]!)
+  const processes = redmineProcesses()
+  say(`Redmine at ${options.url}: ${ids.length} projects, ${processes.length} puma processes`)
+  const pumas = processes.map((p) => p.pid)
+  // Before each turn of either side: the other side quiet, both databases vacuumed.
+  const settle = async (others: number | readonly number[]) => {
+    await quiet(others)
+    await vacuum(withDatabase(ours.url, database))
+    await vacuum(withDatabase(ours.url, options.database)).catch((error: Error) => { say(`VACUUM of Redmine's database failed: ${error.message}`) })
+  }
+  const rename = async (connections: number) => {
+    await settle(pumas)
+    return await load({ url: server.url, pid: server.pid, operation: 'update_name', targets, connections, seconds, database })
+  }
+  const theirs = async (connections: number) => {
+    await settle(server.pid)
+    return await redmineRename(options, ids, connections, seconds)
+  }
+  const high = Math.max(...ours.connections)
+  say(`beside Redmine: warm-up turns at ${high} connections, ${seconds} s a side`)
+  await rename(high)
+  await theirs(high)
+  const runs: RedmineFigures['runs'] = []
+  for (const connections of ours.connections) {
+    const run = { connections, ours: [] as LoadResult[], redmine: [] as RedmineRun[] }
+    for (let round = 1; round <= options.rounds; round++) {
+      const o = await rename(connections)
+      run.ours.push(o)
+      const r = await theirs(connections)
+      run.redmine.push(r)
+      say(`beside Redmine, turn ${round} at ${connections} connections: this server ${o.rps.toFixed(0)} req/s (p99 ${o.p99} ms), ` +
+        `Redmine ${r.rps.toFixed(1)} req/s (p99 ${r.p99} ms)${r.non2xx + r.errors + r.timeouts > 0 ? `, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts` : ''}`)
     }
-  })
+    runs.push(run)
+  }
+  await quiet(pumas)
+  return { url: options.url, projects: ids.length, processes: processes.map((p) => p.command), rounds: options.rounds, seconds, runs }
 }
 
 /** The mean of this server's and of Redmine's req/s at each connection count, and their ratio. */

@@ -1,18 +1,21 @@
 // The bench dataset: companies, people, spaces, goals and projects with their
 // milestones, contributors, subscribers, check-ins and key resources, the projects
 // whose descriptions mention people, and readers with a full inbox, inserted with
-// set-based INSERT ... SELECT over generate_series so it takes seconds on PostgreSQL
-// and on PGlite alike. Row ids are md5 of a name and an ordinal, so every
-// relationship is plain arithmetic and no row has to be read back to link another.
-import { CompiledQuery, sql, type Transaction } from 'kysely'
+// set-based INSERT ... SELECT over generate_series so it takes seconds. Row ids are
+// md5 of a name and an ordinal, so every relationship is plain arithmetic and no row
+// has to be read back to link another. Only tables every version of the schema since
+// the first shares are written, with plain SQL: the same seed fills the database of
+// the current tree and of an older one (bench/run.ts --against), each migrated by
+// its own tree; whatever an older schema derives from these rows (its triggers) it
+// derives as it would in service.
+import { randomBytes } from 'node:crypto'
+import { CompiledQuery, type Transaction } from 'kysely'
 import type { Db } from '../src/db/index.js'
-import { listNotifications } from '../src/notifications/query.js'
-import { sharedVersion } from '../src/db/project-aggregate.js'
-import { NOTIFICATION_PAGE } from '../src/notifications/schemas.js'
 import type { Database } from '../src/db/types.js'
-import { createToken, tokenDigest } from '../src/auth/tokens.js'
+import { TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../src/auth/token-format.js'
+import { tokenDigest } from '../src/auth/tokens.js'
 import { shortId } from '../src/ids.js'
-import { DESCRIPTION_TEMPLATE, REVISION_MARKER, descriptionTemplate, type Mention, type Target, type TargetSet } from './operations.js'
+import { DESCRIPTION_TEMPLATE, REVISION_MARKER, type Mention, type Target, type TargetSet } from './operations.js'
 
 export interface DatasetSize {
   companies: number
@@ -62,8 +65,8 @@ export const DEFAULT_SIZE: DatasetSize = {
   readerNotifications: 300
 }
 
+/** The targets by set (the large projects are data only: no run targets them). */
 export interface Dataset extends Record<TargetSet, Target[]> {
-  large: Target[]
   /** Rows per table after seeding. */
   rows: Record<string, number>
   seconds: number
@@ -274,16 +277,21 @@ function statements (size: DatasetSize): string[] {
 interface TargetRow {
   project_id: string
   person_id: string
-  email: string
-  kind: TargetSet | 'large'
+  kind: TargetSet
   mentions: Mention[]
 }
 
+/** A token as the service issues them (src/auth/tokens.ts): stored only as its SHA-256 digest. */
+function newToken (): string {
+  return TOKEN_PREFIX + randomBytes(TOKEN_SECRET_BYTES).toString('base64url')
+}
+
 /**
- * Seeds the dataset into a freshly migrated database, issues a write token for
- * each project's champion and each reader, and returns the targets by set.
+ * Seeds the dataset into a freshly migrated database, inserts a write token for
+ * each normal and notified project's champion and each reader, and returns the
+ * targets by set.
  */
-export async function seedDataset (db: Db, size: DatasetSize, options: { tokenConcurrency: number }): Promise<Dataset> {
+export async function seedDataset (db: Db, size: DatasetSize): Promise<Dataset> {
   check(size)
   const started = performance.now()
   const { peoplePerCompany: P, companies: C, projects: N } = size
@@ -292,7 +300,7 @@ export async function seedDataset (db: Db, size: DatasetSize, options: { tokenCo
       await trx.executeQuery(CompiledQuery.raw(text, text.includes('$1') ? [DESCRIPTION_TEMPLATE] : []))
     }
     const champions = await trx.executeQuery<TargetRow>(CompiledQuery.raw(
-      `SELECT x.id::text AS project_id, pc.person_id::text AS person_id, pe.email, x.kind,
+      `SELECT x.id::text AS project_id, pc.person_id::text AS person_id, x.kind,
          CASE WHEN x.kind = 'notified' THEN (
            SELECT json_agg(json_build_object('id', m.id, 'name', m.full_name) ORDER BY o.n)
            FROM unnest(ARRAY[${mentionOrdinals(size).join(', ')}]::int[]) WITH ORDINALITY AS o(r, n)
@@ -300,49 +308,34 @@ export async function seedDataset (db: Db, size: DatasetSize, options: { tokenCo
          ) ELSE '[]'::json END AS mentions
        FROM bench_seed x
        JOIN project_contributors pc ON pc.project_id = x.id AND pc.role = 'champion'
-       JOIN people pe ON pe.id = pc.person_id
+       WHERE x.kind <> 'large'
        ORDER BY x.i`))
     // A reader's project is the one of their newest notification.
     const readers = await trx.executeQuery<TargetRow>(CompiledQuery.raw(
       `SELECT md5('bench-project-' || ((q - 1) % ${C} + 1 + ${C} * (q % ${Math.floor(N / C)})))::uuid::text AS project_id,
-         pe.id::text AS person_id, pe.email, 'readers' AS kind, '[]'::json AS mentions
+         md5('bench-reader-' || q)::uuid::text AS person_id, 'readers' AS kind, '[]'::json AS mentions
        FROM generate_series(1, ${size.readers}) q
-       JOIN people pe ON pe.id = md5('bench-reader-' || q)::uuid
        ORDER BY q`))
-    return [...champions.rows, ...readers.rows]
+    const targets = [...champions.rows, ...readers.rows].map((row) => ({ ...row, token: newToken() }))
+    await trx.executeQuery(CompiledQuery.raw(
+      `INSERT INTO api_tokens (person_id, name, digest)
+       SELECT person_id, 'bench', decode(digest, 'hex') FROM unnest($1::uuid[], $2::text[]) AS t(person_id, digest)`,
+      [targets.map((t) => t.person_id), targets.map((t) => tokenDigest(t.token).toString('hex'))]))
+    return targets
   })
-  await db.executeQuery(CompiledQuery.raw('ANALYZE'))
-
-  // Tokens through the service's own function, so they are stored exactly as it
-  // stores them; a few at a time where the pool allows it.
-  const targets: Array<Target & { kind: TargetRow['kind'] }> = new Array(rows.length)
-  let next = 0
-  const worker = async () => {
-    while (next < rows.length) {
-      const index = next++
-      const row = rows[index]!
-      const issued = await createToken(db, { email: row.email, name: 'bench' })
-      targets[index] = {
-        n: 0,
-        projectId: row.project_id,
-        publicId: shortId(row.project_id),
-        personId: row.person_id,
-        tokenId: issued.id,
-        token: issued.token,
-        digest: tokenDigest(issued.token),
-        mentions: row.mentions,
-        kind: row.kind
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: Math.max(1, options.tokenConcurrency) }, worker))
   // The tables as a database in service has them, vacuumed (hint bits set, the
   // visibility map made) and analysed: otherwise the first runs pay for that work, or
   // autovacuum does it in the middle of the measured runs (where it runs at all).
   await db.executeQuery(CompiledQuery.raw('VACUUM (ANALYZE)'))
 
-  const set = (kind: TargetRow['kind']): Target[] => targets.filter((t) => t.kind === kind)
-    .map(({ kind: _kind, ...target }, n) => ({ ...target, n: n + 1 }))
+  const set = (kind: TargetSet): Target[] => rows.filter((row) => row.kind === kind).map((row, n) => ({
+    n: n + 1,
+    projectId: row.project_id,
+    publicId: shortId(row.project_id),
+    personId: row.person_id,
+    token: row.token,
+    mentions: row.mentions
+  }))
 
   const counts: Record<string, number> = {}
   for (const table of ['companies', 'people', 'spaces', 'projects', 'project_milestones', 'project_contributors',
@@ -352,63 +345,9 @@ export async function seedDataset (db: Db, size: DatasetSize, options: { tokenCo
   }
   return {
     normal: set('normal'),
-    large: set('large'),
     notified: set('notified'),
     readers: set('readers'),
     rows: counts,
     seconds: (performance.now() - started) / 1000
-  }
-}
-
-/**
- * The helper table pgbench draws its per-transaction values from: one row per
- * target of each set the operations use, numbered 1..N within its set, with the
- * people its descriptions mention and its description template.
- */
-export async function writeBenchTargets (db: Db, sets: Record<TargetSet, readonly Target[]>): Promise<void> {
-  await db.executeQuery(CompiledQuery.raw('DROP TABLE IF EXISTS bench_targets'))
-  await db.executeQuery(CompiledQuery.raw(
-    `CREATE TABLE bench_targets (
-       kind text NOT NULL, n int NOT NULL, project_id uuid NOT NULL, public_id text NOT NULL,
-       person_id uuid NOT NULL, token_id uuid NOT NULL, digest bytea NOT NULL,
-       mentions uuid[] NOT NULL, description text NOT NULL, known text[], PRIMARY KEY (kind, n))`))
-  for (const [kind, targets] of Object.entries(sets)) {
-    for (let start = 0; start < targets.length; start += 1000) {
-      const batch = targets.slice(start, start + 1000)
-      const params: unknown[] = []
-      const values = batch.map((t) => {
-        params.push(kind, t.n, t.projectId, t.publicId, t.personId, t.tokenId, t.digest, t.mentions.map((m) => m.id), descriptionTemplate(t.mentions))
-        const b = params.length - 9
-        return `($${b + 1}, $${b + 2}::int, $${b + 3}::uuid, $${b + 4}, $${b + 5}::uuid, $${b + 6}::uuid, $${b + 7}::bytea, $${b + 8}::uuid[], $${b + 9})`
-      })
-      await db.executeQuery(CompiledQuery.raw(
-        `INSERT INTO bench_targets (kind, n, project_id, public_id, person_id, token_id, digest, mentions, description) VALUES ${values.join(', ')}`, params))
-    }
-  }
-  await db.executeQuery(CompiledQuery.raw('ANALYZE bench_targets'))
-}
-
-/**
- * The version of a person's first page of notifications at the default size, as
- * notifications/list shows it to a client opening the inbox (db/notifications.ts).
- */
-export async function inboxVersion (db: Db, personId: string): Promise<string | null> {
-  return (await listNotifications(db, { personId, tokenId: null }, { limit: NOTIFICATION_PAGE.default, offset: 0 })).version
-}
-
-/**
- * bench_targets' `known`: the version each target's project is at now
- * (db/project-aggregate.ts, sharedVersion), the one a server that read it before
- * holds written and tells projects/get's statement of; a reader's, the version of
- * their first page of notifications (inboxVersion), which notifications/list's
- * statement is told. Before each replay of a read: the runs before it changed the
- * projects.
- */
-export async function writeBenchVersions (db: Db): Promise<void> {
-  await sql`UPDATE bench_targets t SET known = ARRAY[(SELECT ${sharedVersion(sql`p.xmin`)} FROM projects p WHERE p.id = t.project_id)]
-    WHERE t.kind <> 'readers'`.execute(db)
-  const { rows: readers } = await sql<{ n: number, person_id: string }>`SELECT n, person_id FROM bench_targets WHERE kind = 'readers'`.execute(db)
-  for (const { n, person_id: personId } of readers) {
-    await sql`UPDATE bench_targets SET known = ARRAY[${await inboxVersion(db, personId)}::text] WHERE kind = 'readers' AND n = ${n}`.execute(db)
   }
 }

@@ -1,16 +1,16 @@
 // Webhooks' cost and speed, on the production build and PostgreSQL:
 //  1. what three subscribed endpoints add to update_name (the rename writes three
-//     deliveries and their jobs in its statement): the rename's statement alone,
-//     one at a time from this process, and the same autocannon run, each with no
-//     endpoint and with three per company, the API not delivering;
+//     deliveries and their jobs in its transaction): the same autocannon run with
+//     no endpoint and with three per company, the API not delivering;
 //  2. delivery throughput: the deliveries run 2 left behind, taken by one worker
 //     process (dist/src/worker.js, WEBHOOKS_WORKER_CONCURRENCY) to a local receiver
 //     that answers 200 at once;
 //  3. commit-to-receiver latency under a steady rate of renames, the API process
 //     delivering (the default): the receiver's clock at arrival minus the event's
 //     timestamp (the database's now() of the change's transaction), p50 and p99.
-// Prints the figures; writes nothing itself. Run alone (npm run bench:webhooks) or
-// within npm run bench, which puts them into bench/RESULTS.md.
+// This tree's server only. Prints the figures; writes nothing itself. Run alone
+// (npm run bench:webhooks) or within npm run bench, which puts them into
+// bench/RESULTS.md.
 //
 // Options (environment):
 //   DATABASE_URL                PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres);
@@ -34,9 +34,8 @@ import { request } from 'undici'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { updateProjectField } from '../src/db/project-mutations.js'
 import { launchServer, type ServerProcess } from '../test/launch.js'
-import { load, RssSampler, startServer, type LoadResult } from './load.js'
+import { load, productionStart, RssSampler, startServer, type LoadResult } from './load.js'
 import { httpRequest, randomRevision, type Target } from './operations.js'
 import { DEFAULT_SIZE, seedDataset } from './seed.js'
 import { positive } from './options.js'
@@ -57,8 +56,6 @@ export interface WebhookFigures {
   rate: number
   /** update_name at 10 connections, mean of two runs each. */
   rename: { plain: RunFigures, subscribed: RunFigures }
-  /** The rename's statement alone, one at a time: p50 and p99 in ms. */
-  statement: { plain: [number, number], subscribed: [number, number] }
   /** The worker's resident memory at most over the run (npm run start:worker:prod's command). */
   delivery: { deliveries: number, seconds: number, perSecond: number, drained: boolean, workerMaxRssMb: number }
   latency: { renames: number, deliveries: number, p50: number, p99: number, max: number }
@@ -180,11 +177,12 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<{ tex
     try {
       await migrateToLatest(db)
       step(`seeding ${options.projects} projects`)
-      const { normal: targets } = await seedDataset(db, { ...DEFAULT_SIZE, projects: options.projects, largeProjects: 0 }, { tokenConcurrency: 8 })
+      const { normal: targets } = await seedDataset(db, { ...DEFAULT_SIZE, projects: options.projects, largeProjects: 0 })
       const env = { LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '8', DATABASE_URL: benchUrl, WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' }
 
       // 1. The rename's cost, without and with three endpoints (nobody delivering).
-      const api = await startServer({ entry, env: { ...env, WEBHOOKS_WORKER: 'false' }, logFile: path.join(tmp, 'api.log') })
+      const start = productionStart(ROOT)
+      const api = await startServer({ entry, start, env: { ...env, WEBHOOKS_WORKER: 'false' }, logFile: path.join(tmp, 'api.log') })
       processes.push(api)
       const run = async (label: string) => {
         await load({ url: api.url, pid: api.pid, operation: 'update_name', targets, connections: 10, seconds: 2, database: DATABASE })
@@ -219,32 +217,6 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<{ tex
         `${(100 * mean(runs.subscribed, 'rps') / mean(runs.plain, 'rps')).toFixed(0)}% of the throughput without`)
       await api.stop()
 
-      // The statement alone, one at a time: what the endpoints add to its own work.
-      const statementMs = async (n: number): Promise<number[]> => {
-        const times: number[] = []
-        for (let i = 0; i < n; i++) {
-          const target = targets[Math.floor(Math.random() * targets.length)]!
-          const t0 = performance.now()
-          await updateProjectField(db, { projectId: target.projectId, personId: target.personId, tokenId: target.tokenId, field: 'name', value: `Renamed ${randomRevision()}` })
-          times.push(performance.now() - t0)
-        }
-        return times.sort((a, b) => a - b)
-      }
-      await statementMs(200)
-      const statements: Record<'plain' | 'subscribed', number[]> = { plain: [], subscribed: [] }
-      for (const which of ['plain', 'subscribed', 'subscribed', 'plain'] as const) {
-        await endpoints(which === 'subscribed')
-        statements[which].push(...await statementMs(500))
-      }
-      for (const which of ['plain', 'subscribed'] as const) statements[which].sort((a, b) => a - b)
-      const ms = (xs: number[], p: number) => percentile(xs, p).toFixed(2)
-      figures.statement = {
-        plain: [percentile(statements.plain, 50), percentile(statements.plain, 99)],
-        subscribed: [percentile(statements.subscribed, 50), percentile(statements.subscribed, 99)]
-      }
-      say(`the rename's statement alone, one at a time, 1,000 each: no endpoint p50 ${ms(statements.plain, 50)} ms, p99 ${ms(statements.plain, 99)} ms; ` +
-        `${ENDPOINTS} endpoints p50 ${ms(statements.subscribed, 50)} ms, p99 ${ms(statements.subscribed, 99)} ms ` +
-        `(+${(percentile(statements.subscribed, 50) - percentile(statements.plain, 50)).toFixed(2)} ms at the median)`)
       await endpoints(true)
 
       // 2. Throughput: one worker process drains a backlog of what the runs above
@@ -273,7 +245,7 @@ export async function webhookBench (options: WebhookBenchOptions): Promise<{ tex
       await worker.stop()
 
       // 3. Latency at a steady rate, delivered by the API process itself.
-      const delivering = await startServer({ entry, env: { ...env, WEBHOOKS_WORKER_CONCURRENCY: String(options.concurrency) }, logFile: path.join(tmp, 'api-delivering.log') })
+      const delivering = await startServer({ entry, start, env: { ...env, WEBHOOKS_WORKER_CONCURRENCY: String(options.concurrency) }, logFile: path.join(tmp, 'api-delivering.log') })
       processes.push(delivering)
       // Two seconds unrecorded first: a freshly started process's first deliveries
       // are slower (code not yet optimised, connections not yet open).

@@ -1,12 +1,15 @@
 // The bench's load generator (bench/load.ts) keeps only the bodies of failures:
 // autocannon would otherwise decode every body it reads into a string, a page of
 // projects (most of a megabyte) costing it more CPU than the server spent writing it.
-import { spawn } from 'node:child_process'
+// And each side of an A/B starts as its own tree's `npm run start:prod` says.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
 import t from 'tap'
 import autocannon from 'autocannon'
-import { idleCpu, KEEPS_BODIES } from '../../bench/load.js'
+import { KEEPS_BODIES, productionStart } from '../../bench/load.js'
 
 const PAGE = Buffer.alloc(512 * 1024, 'x')
 
@@ -46,13 +49,13 @@ t.test("a failure's body is kept, for the bench's samples", async (t) => {
   for (const response of seen) t.same(response, { status: 500, body: '{"error":"broken"}', etag: undefined })
 })
 
-t.test('a server\'s idle CPU: the busiest second holds what runs once, the median the steady work', async (t) => {
-  // A process that, 1.5 s after it starts, spins for 400 ms of its own CPU, then sleeps.
-  const spinner = spawn(process.execPath, ['-e',
-    'setTimeout(() => { const start = process.cpuUsage(); for (let u = process.cpuUsage(start); u.user + u.system < 400_000; u = process.cpuUsage(start)); }, 1500); setTimeout(() => {}, 30_000)'])
-  t.teardown(() => { spinner.kill() })
-  const idle = await idleCpu(spinner.pid!, 7)
-  t.ok(idle.median <= 20, `the median second: nothing (${idle.median} ms)`)
-  t.ok(idle.max >= 130, `the busiest second holds the spin (${idle.max} ms)`)
-  t.ok(idle.mean >= 40 && idle.mean <= 90, `over the 7 seconds: its 400 ms (${idle.mean.toFixed(1)} ms a second)`)
+t.test("a tree's server starts with its own start:prod's environment and node flags", async (t) => {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'bench-start-'))
+  t.teardown(() => rm(root, { recursive: true, force: true }))
+  await writeFile(path.join(root, 'package.json'), JSON.stringify({
+    scripts: { 'start:prod': 'MALLOC_ARENA_MAX=2 FOO=bar node --max-semi-space-size=8 --single-threaded-gc dist/src/server.js' }
+  }))
+  t.same(productionStart(root), { nodeFlags: ['--max-semi-space-size=8', '--single-threaded-gc'], env: { MALLOC_ARENA_MAX: '2', FOO: 'bar' } })
+  await writeFile(path.join(root, 'package.json'), JSON.stringify({ scripts: { 'start:prod': 'node dist/src/server.js' } }))
+  t.same(productionStart(root), { nodeFlags: [], env: {} }, 'none given, none used')
 })

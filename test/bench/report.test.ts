@@ -1,39 +1,68 @@
-// The bench's verdict beside pgbench (bench/report.ts): the server's rate at the
-// highest connection count is also put beside pgbench's best rate at any client
-// count, so that a pgbench that falls at 50 clients cannot pass for a met target.
+// The A/B's report (bench/report.ts): each side's turns of an operation summed up
+// as their mean, the ratio new ÷ old, the operations under the target called out;
+// and the bench's flags (bench/options.ts).
 import t from 'tap'
-import { bestPgbenchRatios, pgbenchKey } from '../../bench/report.js'
 import type { LoadResult } from '../../bench/load.js'
-import type { PgbenchResult } from '../../bench/pgbench.js'
 import type { OperationName } from '../../bench/operations.js'
+import { parseFlags } from '../../bench/options.js'
+import { render, slower, summarize, type Figures, type Phase, type Side, type Turn } from '../../bench/report.js'
+import { DEFAULT_SIZE } from '../../bench/seed.js'
 
-const server = (operation: OperationName, connections: number, rps: number) => ({ operation, connections, rps }) as LoadResult
-const pgbench = (tps: number) => ({ tps }) as PgbenchResult
-const settings = { connections: [50, 10], poolSize: 4 }
+function turn (side: Side, operation: OperationName, rps: number, options: { phase?: Phase, p99?: number, connections?: number } = {}): Turn {
+  const result = {
+    operation, connections: options.connections ?? 50, seconds: 8, requests: rps * 8, rps, p50: 10, p99: options.p99 ?? 100,
+    non2xx: 0, errors: 0, timeouts: 0, samples: [], maxRssMb: 150, serverCpuMs: 1, backendCpuMs: 2, othersCpuPercent: 30
+  } satisfies LoadResult
+  return { side, phase: options.phase ?? 'direct', round: 1, result }
+}
 
-t.test('pgbench fell at 50 clients: the server is measured against its rate at fewer', async (t) => {
-  const rows = bestPgbenchRatios({
-    postgres: [server('update_name', 50, 768), server('update_name', 10, 754)],
-    pgbench: new Map([[pgbenchKey('update_name', 50), pgbench(669)], [pgbenchKey('update_name', 10), pgbench(1207)], [pgbenchKey('update_name', 4), pgbench(1354)]])
-  }, settings)
-  t.equal(rows.length, 1)
-  t.match(rows[0], { op: 'update_name', clients: 4, tps: 1354, highTps: 669 })
-  t.equal(rows[0]!.ratio.toFixed(3), (768 / 1354).toFixed(3), 'the server at 50 connections ÷ pgbench at 4 clients')
+const turns: Turn[] = [
+  turn('new', 'update_name', 400, { p99: 120 }), turn('old', 'update_name', 500), turn('old', 'update_name', 700), turn('new', 'update_name', 600, { p99: 80 }),
+  turn('new', 'get', 300), turn('old', 'get', 1000),
+  turn('new', 'get', 900, { phase: 'delayed' }), turn('old', 'get', 1000, { phase: 'delayed' })
+]
+
+t.test('each side\'s turns as their mean, and the ratio of the means', async (t) => {
+  const rows = summarize(turns, 'direct')
+  t.equal(rows.length, 2, 'the operations run, in the bench\'s order')
+  t.match(rows[0], { operation: 'update_name', connections: 50, sides: { new: { rps: 500, p99: 100, turns: [400, 600] }, old: { rps: 600, turns: [500, 700] } } })
+  t.equal(rows[0]!.ratio!.toFixed(4), (500 / 600).toFixed(4))
+  t.equal(rows[1]!.ratio, 0.3)
+  t.same(slower(rows).map((r) => r.operation), ['get'], 'only get is under 0.75')
+  t.same(summarize(turns, 'delayed').map((r) => [r.operation, r.ratio]), [['get', 0.9]], 'the delayed turns apart')
 })
 
-t.test('pgbench did best at 50 clients: the ratio is the one at 50', async (t) => {
-  const rows = bestPgbenchRatios({
-    postgres: [server('get', 50, 1800)],
-    pgbench: new Map([[pgbenchKey('get', 50), pgbench(2000)], [pgbenchKey('get', 10), pgbench(1900)], [pgbenchKey('get', 4), pgbench(1500)]])
-  }, settings)
-  t.match(rows, [{ op: 'get', clients: 50, tps: 2000, highTps: 2000 }])
-  t.equal(rows[0]!.ratio, 0.9)
+t.test('one side alone: no ratio', async (t) => {
+  const rows = summarize(turns.filter((x) => x.side === 'new'), 'direct')
+  t.same(rows.map((r) => r.ratio), [null, null])
+  t.same(slower(rows), [])
 })
 
-t.test('an operation without a server run or any pgbench run is left out', async (t) => {
-  const rows = bestPgbenchRatios({
-    postgres: [server('get', 50, 1800), server('update_name', 10, 700)],
-    pgbench: new Map([[pgbenchKey('update_name', 50), pgbench(900)]])
-  }, settings)
-  t.same(rows, [], 'get has no pgbench run; update_name no server run at 50 connections')
+const settings = {
+  date: new Date('2026-12-07T10:00:00Z'), totalSeconds: 900, durationS: 8, warmupS: 4, breakInS: 3, rounds: 2, poolSize: 4,
+  connections: [50], size: DEFAULT_SIZE, keepsBodies: false, loadAverage: { start: 3, end: 4 }, postgres: 'PostgreSQL 15'
+}
+const side = (name: Side, label: string) => ({ side: name, label, database: `bench_${name}`, seedSeconds: 10, rows: { projects: 1205 }, start: 'node', idleRssMb: { direct: 90 } })
+
+t.test('the report names both commits, marks a ratio under 0.75 and lists it', async (t) => {
+  const figures: Figures = { sides: [side('new', 'abc1234'), side('old', 'd05b597')], turns, delayed: null, redmine: 'No Redmine was given.', webhooks: null }
+  const text = render(figures, settings)
+  t.match(text, '**new** abc1234; **old** d05b597')
+  t.match(text, '| projects/get | 300 | 1000 | 0.30 ⚠ |')
+  t.match(text, /### Under 0\.75 of the old throughput\n\n- projects\/get at 50 connections, directly: 0\.30/)
+  t.match(text, 'No Redmine was given.')
+})
+
+t.test('a report of one side has no ratio column', async (t) => {
+  const text = render({ sides: [side('new', 'abc1234')], turns: turns.filter((x) => x.side === 'new'), delayed: null, redmine: 'none', webhooks: null }, settings)
+  t.notMatch(text, 'new ÷ old |')
+  t.notMatch(text, 'Under 0.75')
+  t.match(text, '| update_name | 500 |')
+})
+
+t.test('flags: --against takes a revision; an unknown flag is refused', async (t) => {
+  t.match(parseFlags(['--against', 'd05b597', '--no-delay']), { against: 'd05b597', delay: false, build: true, webhooks: true, keep: false })
+  t.match(parseFlags([]), { against: null, delay: true })
+  t.match(parseFlags(['--cpu-prof']), { cpuProf: true, keep: true }, 'profiles are kept')
+  t.throws(() => parseFlags(['--no-embedded']))
 })
