@@ -35,7 +35,7 @@ import projects from './projects/index.js'
 import people from './people/get-me.js'
 import companies from './companies/get.js'
 import notifications from './notifications/index.js'
-import webhooks from './routes/webhooks/index.js'
+import webhooks from './webhooks/index.js'
 
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   return {

@@ -9,7 +9,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { Config } from './config.js'
 import type { Db } from './db/index.js'
 import type { TokenListing } from './auth/tokens.js'
-import type { Managed } from './db/webhooks.js'
+import type { Managed } from './webhooks/query.js'
 import { redactPasswords } from './http/redact.js'
 import { describeError } from './errors.js'
 import { isUuid } from './ids.js'
@@ -354,7 +354,7 @@ type WebhooksCommand = Extract<Command, { kind: `webhooks ${string}` }>
 
 async function webhooksCommand (command: WebhooksCommand, db: Db, config: Config): Promise<void> {
   const [hooks, { toDelivery, toWebhook }, { checkWebhookUrl, TargetRefused }, { newWebhookSecret }, { decodeId }] = await Promise.all([
-    import('./db/webhooks.js'), import('./presenters/webhook.js'), import('./webhooks/targets.js'), import('./webhooks/secrets.js'), import('./ids.js')
+    import('./webhooks/query.js'), import('./webhooks/presenter.js'), import('./webhooks/targets.js'), import('./webhooks/secrets.js'), import('./ids.js')
   ])
   const person = await db.selectFrom('people').select('id').where('email', '=', command.email).executeTakeFirst()
   if (person === undefined) throw new CommandError(`no person with e-mail ${command.email}`)

@@ -9,7 +9,7 @@ import {
   NotificationSchema, PermissionsSchema, PersonSchema, ProjectSchema, RetrospectiveSchema, SpaceSchema,
   SubscriberSchema, SubscriptionListSchema, TaskStatusSchema, TimeframeSchema
 } from '../projects/schemas.js'
-import { DeliverySchema, WebhookSchema } from './webhooks.js'
+import { DeliverySchema, WebhookSchema } from '../webhooks/schemas.js'
 
 const SHARED: TSchema[] = [
   ErrorSchema, ProjectSchema, PersonSchema, ContributorSchema, GoalSchema, SpaceSchema, KeyResourceSchema,

@@ -4,11 +4,11 @@
 // request: no transaction, no lock, no connection.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
-import { findPendingDelivery, recordAttempt, type AttemptRecord, type PendingDelivery } from '../db/deliveries.js'
+import { findPendingDelivery, recordAttempt, type AttemptRecord, type PendingDelivery } from './deliveries.js'
 import type { Db } from '../db/index.js'
 import type { DeliveryJob } from '../db/jobs.js'
 import { shortId } from '../ids.js'
-import { eventBodyText, eventMessageId, type StoredEvent } from '../presenters/webhook-event.js'
+import { eventBodyText, eventMessageId, type StoredEvent } from './event.js'
 import { parseRetryAfter, retryDelayMs } from './schedule.js'
 import { deliveryAgent, send, targetRefusal, type SendResult } from './send.js'
 import { signatureHeaders } from './sign.js'

@@ -9,7 +9,7 @@
 // delivery that crashes its worker every time costs at most its retry schedule,
 // and each stranding shows in its record and in webhooks/list_deliveries.
 import type { FastifyBaseLogger } from 'fastify'
-import { findStranded, sweepStranded, type SweptDelivery } from '../db/deliveries.js'
+import { findStranded, sweepStranded, type SweptDelivery } from './deliveries.js'
 import type { Db } from '../db/index.js'
 import { shortId } from '../ids.js'
 import { retryDelayMs } from './schedule.js'

@@ -4,7 +4,7 @@
 // in, and a description flagged without its text.
 import t from 'tap'
 import { decodeId, shortId, sluggedId } from '../../src/ids.js'
-import { eventBodyText, eventMessageId, toEventBody, type StoredEvent } from '../../src/presenters/webhook-event.js'
+import { eventBodyText, eventMessageId, toEventBody, type StoredEvent } from '../../src/webhooks/event.js'
 
 const PROJECT = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d'
 const COMPANY = '11111111-2222-4333-8444-555555555555'

@@ -4,7 +4,7 @@
 import { sql, type Kysely } from 'kysely'
 import { jsonArrayFrom } from 'kysely/helpers/postgres'
 import { liveJobOf } from './deliveries.js'
-import type { Database, WebhookEvent } from './types.js'
+import type { Database, WebhookEvent } from '../db/types.js'
 
 /** Endpoints one company may have: every change writes one delivery per endpoint. */
 export const WEBHOOKS_PER_COMPANY = 20

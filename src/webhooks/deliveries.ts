@@ -5,8 +5,8 @@
 // And the two of the sweep (src/webhooks/sweep.ts): the pending deliveries no job
 // will attempt again, and the record of their lost attempts.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { DELIVERY_QUEUE, queueDeliveries } from './jobs.js'
-import type { Database } from './types.js'
+import { DELIVERY_QUEUE, queueDeliveries } from '../db/jobs.js'
+import type { Database } from '../db/types.js'
 
 const FIND = (db: Kysely<Database>, v: { deliveryId: string, attempt: number }) => db
   .selectFrom('webhook_deliveries as d')

@@ -1,7 +1,7 @@
 // A webhook endpoint and a delivery as webhooks/* show them: public ids, never a secret.
-import type { DeliveryRow, WebhookRow } from '../db/webhooks.js'
+import type { DeliveryRow, WebhookRow } from './query.js'
 import { shortId } from '../ids.js'
-import type { Delivery, Webhook } from '../schemas/webhooks.js'
+import type { Delivery, Webhook } from './schemas.js'
 import { iso, isoOrNull } from '../projects/presenter.js'
 
 export function toWebhook (row: WebhookRow): Webhook {

@@ -1,6 +1,6 @@
 // webhooks/*: a company's webhook endpoints and their deliveries.
 import Type, { type Static } from 'typebox'
-import { Id, Nullable, Shared, Timestamp } from './common.js'
+import { Id, Nullable, Shared, Timestamp } from '../schemas/common.js'
 import { WEBHOOK_URL_MAX_LENGTH } from '../webhooks/targets.js'
 
 const strict = { additionalProperties: false } as const
