@@ -15,7 +15,7 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { presentedTokenDigest } from '../auth/authenticate.js'
 
@@ -75,47 +75,54 @@ function tooMany (ttlMs: number, what: string): ApiError {
 
 const noFailureLimit: AuthFailureLimit = { check: async () => null, failed: async () => {}, succeeded: () => {} }
 
+/**
+ * The Redis client the instances share their counts through, and whether it is
+ * reachable now. The client says so on every failed reconnection (up to one every
+ * 2 s) and each request's command fails on its own: only a change of state is
+ * logged, once per outage.
+ */
+async function sharedStore (fastify: FastifyInstance, url: string): Promise<{ redis: Redis, reachable: () => boolean }> {
+  // Loaded only when asked for: a process without Redis does not carry the client.
+  const { Redis } = await import('ioredis')
+  const redis = new Redis(url, {
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 1,
+    // Fail fast while Redis is away; skipOnError lets requests through.
+    enableOfflineQueue: false,
+    lazyConnect: true
+  })
+  // Whether Redis was reachable at the last word from its client; null before the first.
+  let reachable: boolean | null = null
+  let closing = false
+  const lost = (error?: unknown) => {
+    if (closing || reachable === false) return
+    reachable = false
+    fastify.log.warn(error === undefined ? {} : { err: error },
+      'rate-limit store (Redis) unreachable: requests are let through without a limit until it is back')
+  }
+  redis.on('error', lost)
+  redis.on('close', () => lost())
+  redis.on('ready', () => {
+    if (reachable === false) fastify.log.info('rate-limit store (Redis) reachable again: the limits apply again')
+    reachable = true
+  })
+  await redis.connect().catch(lost)
+  fastify.addHook('onClose', async () => {
+    closing = true
+    redis.disconnect()
+  })
+  return { redis, reachable: () => reachable === true }
+}
+
 export default fp<RateLimitOptions>(async (fastify, options) => {
   if (options.max === 0 && options.authFailureMax === 0) {
     fastify.decorate('authFailures', noFailureLimit)
     fastify.decorate('rateLimitState', () => 'off' as const)
     return
   }
-  let redis: Redis | undefined
-  // Whether Redis was reachable at the last word from its client; null before the first.
-  let reachable: boolean | null = null
-  if (options.redisUrl) {
-    // Loaded only when asked for: a process without Redis does not carry the client.
-    const { Redis } = await import('ioredis')
-    redis = new Redis(options.redisUrl, {
-      connectTimeout: 1000,
-      maxRetriesPerRequest: 1,
-      // Fail fast while Redis is away; skipOnError below lets requests through.
-      enableOfflineQueue: false,
-      lazyConnect: true
-    })
-    let closing = false
-    // The client says so on every failed reconnection (up to one every 2 s) and
-    // each request's command fails on its own: only the change of state is logged.
-    const lost = (error?: unknown) => {
-      if (closing || reachable === false) return
-      reachable = false
-      fastify.log.warn(error === undefined ? {} : { err: error },
-        'rate-limit store (Redis) unreachable: requests are let through without a limit until it is back')
-    }
-    redis.on('error', lost)
-    redis.on('close', () => lost())
-    redis.on('ready', () => {
-      if (reachable === false) fastify.log.info('rate-limit store (Redis) reachable again: the limits apply again')
-      reachable = true
-    })
-    await redis.connect().catch(lost)
-    fastify.addHook('onClose', async () => {
-      closing = true
-      redis?.disconnect()
-    })
-  }
-  fastify.decorate('rateLimitState', (): RateLimitState => redis === undefined ? 'local' : reachable === true ? 'shared' : 'degraded')
+  const store = options.redisUrl ? await sharedStore(fastify, options.redisUrl) : undefined
+  const redis = store?.redis
+  fastify.decorate('rateLimitState', (): RateLimitState => store === undefined ? 'local' : store.reachable() ? 'shared' : 'degraded')
   await fastify.register(rateLimit, {
     global: false,
     max: options.max,

@@ -157,6 +157,27 @@ export function transportOptions (config: Config): Pick<FastifyHttpOptions<Serve
   }
 }
 
+/**
+ * Node.js hands a CONNECT (a tunnel request) to 'connect' listeners instead of
+ * Fastify, and without one closes the connection unanswered. No path here
+ * tunnels: 405 like any method a path does not take, with the path's methods in
+ * Allow (none for an authority such as example.com:443, or an unknown path).
+ */
+function refuseConnect (fastify: FastifyInstance, req: IncomingMessage, socket: Socket): void {
+  const target = req.url ?? ''
+  const allow = target.startsWith('/') ? allowedMethods(fastify, target) : []
+  const answer = new ApiError(405, 'method_not_allowed',
+    allow.length > 0 ? `CONNECT is not allowed here; use ${allow.join(' or ')}` : 'CONNECT is not allowed: this server opens no tunnels',
+    undefined, { allow: allow.join(', ') })
+  const id = requestId(req)
+  fastify.log.info({ reqId: id, method: 'CONNECT', statusCode: answer.statusCode, code: answer.code }, answer.message)
+  // Node.js took its own listeners off the socket: a reset now must not go unhandled.
+  socket.on('error', () => socket.destroy())
+  // Whatever the client sends after its request is never read: the answer, then the end.
+  if (socket.writable) socket.end(rawAnswer(answer, id), () => socket.destroy())
+  else socket.destroy()
+}
+
 export default fp(async (fastify) => {
   const server = fastify.server
   const sockets = new Set<Socket>()
@@ -174,24 +195,7 @@ export default fp(async (fastify) => {
   // its body is read (preParsing below), not by Node.js on arrival: a client refused
   // (401, 403, 404…) is never asked for its body.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => { server.emit('request', req, res) })
-  // Node.js hands a CONNECT (a tunnel request) to 'connect' listeners instead of
-  // Fastify, and without one closes the connection unanswered. No path here
-  // tunnels: 405 like any method a path does not take, with the path's methods
-  // in Allow (none for an authority such as example.com:443, or an unknown path).
-  server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    const target = req.url ?? ''
-    const allow = target.startsWith('/') ? allowedMethods(fastify, target) : []
-    const answer = new ApiError(405, 'method_not_allowed',
-      allow.length > 0 ? `CONNECT is not allowed here; use ${allow.join(' or ')}` : 'CONNECT is not allowed: this server opens no tunnels',
-      undefined, { allow: allow.join(', ') })
-    const id = requestId(req)
-    fastify.log.info({ reqId: id, method: 'CONNECT', statusCode: answer.statusCode, code: answer.code }, answer.message)
-    // Node.js took its own listeners off the socket: a reset now must not go unhandled.
-    socket.on('error', () => socket.destroy())
-    // Whatever the client sends after its request is never read: the answer, then the end.
-    if (socket.writable) socket.end(rawAnswer(answer, id), () => socket.destroy())
-    else socket.destroy()
-  })
+  server.on('connect', (req: IncomingMessage, socket: Socket) => { refuseConnect(fastify, req, socket) })
 
   // Before the other hooks: these requests are refused whatever their route.
   fastify.addHook('onRequest', async (request, reply) => {
