@@ -3,7 +3,7 @@
 // (the operation's own step), and answer the project as the caller sees it after
 // the change, all in one transaction. Who may not edit never waits for the row
 // and learns nothing from waiting: the access check takes no lock.
-import type { Transaction } from 'kysely'
+import { sql, type Transaction } from 'kysely'
 import { httpErrors } from '@fastify/sensible'
 import type { Caller } from '../auth/authenticate.js'
 import type { Db } from '../db/index.js'
@@ -83,4 +83,18 @@ export async function changeProject (db: Db, change: Change): Promise<{ project:
   })
   jobsQueued(queued)
   return { project: answer, etag: projectTag(answer) }
+}
+
+/**
+ * Sets one of the locked project's own columns, unless it holds the value already
+ * (then nothing is written, nor recorded): the row as written, or undefined.
+ */
+export async function setColumn (trx: Transaction<Database>, project: LockedProject, set: { name: string } | { description: string }) {
+  const [column, value] = Object.entries(set)[0] as ['name' | 'description', string]
+  return await trx.updateTable('projects')
+    .set({ ...set, updated_at: sql`now()` })
+    .where('id', '=', project.id)
+    .where(column, 'is distinct from', value)
+    .returning(['id', 'name', 'company_id'])
+    .executeTakeFirst()
 }

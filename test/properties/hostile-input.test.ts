@@ -523,7 +523,8 @@ function expectGet (request: GetRequest): Expected {
 // --- conditional requests ---------------------------------------------------------
 // RFC 9110: If-Match = "*" / #entity-tag, If-None-Match likewise; entity-tag =
 // [ "W/" ] DQUOTE *etagc DQUOTE; a list's elements are separated by commas with
-// optional spaces and tabs, and empty elements are allowed. Anything else is a 400
+// optional spaces and tabs, and empty elements are allowed, but a list holds at
+// least one tag (1#entity-tag: empty, or commas alone, is none). Anything else is a 400
 // (contract: bad input is a 4xx). A mutation compares strongly (a weak tag never
 // matches; a Markdown answer's tag, the project's with .md, stands for its
 // project), get weakly and only with its own representation's tag.
@@ -534,7 +535,8 @@ const TAG_LIST = /^[ \t]*(?:(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")?[ \t]*(?:,[ \t]
 function readTags (header: string): '*' | Array<{ weak: boolean, opaque: string }> | null {
   if (/^[ \t]*\*[ \t]*$/.test(header)) return '*'
   if (!TAG_LIST.test(header)) return null
-  return [...header.matchAll(ENTITY_TAG)].map((m) => ({ weak: m[1] !== undefined, opaque: m[2]! }))
+  const tags = [...header.matchAll(ENTITY_TAG)].map((m) => ({ weak: m[1] !== undefined, opaque: m[2]! }))
+  return tags.length === 0 ? null : tags
 }
 
 /** What a condition does to the answers the request would get without it. */

@@ -1,8 +1,7 @@
 // POST /api/external/v1/projects/update_description: replace a project's description.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { sql } from 'kysely'
 import { invalidExample, mutationErrors, preconditionErrors } from '../../http/responses.js'
-import { changeProject } from '../change.js'
+import { changeProject, setColumn } from '../change.js'
 import { recordActivity } from '../activity.js'
 import { entityTag, ifMatchTags, IF_MATCH } from '../conditional.js'
 import { checkDescription, requireId } from '../rules.js'
@@ -43,12 +42,7 @@ const updateDescription: FastifyPluginAsyncTypebox = async (fastify) => {
       projectId,
       ifMatch,
       async write (trx, before) {
-        const changed = await trx.updateTable('projects')
-          .set({ description, updated_at: sql`now()` })
-          .where('id', '=', before.id)
-          .where('description', 'is distinct from', description)
-          .returning(['id', 'name', 'company_id'])
-          .executeTakeFirst()
+        const changed = await setColumn(trx, before, { description })
         if (changed === undefined) return { queued: 0 }
         const mentioned = await subscribeMentioned(trx, changed, mentionedPeople(description))
         const bytes = Buffer.byteLength(description, 'utf8')

@@ -1,8 +1,7 @@
 // POST /api/external/v1/projects/update_name: rename a project.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { sql } from 'kysely'
 import { invalidExample, mutationErrors, preconditionErrors } from '../../http/responses.js'
-import { changeProject } from '../change.js'
+import { changeProject, setColumn } from '../change.js'
 import { recordActivity } from '../activity.js'
 import { entityTag, ifMatchTags, IF_MATCH } from '../conditional.js'
 import { normalizeName, requireId } from '../rules.js'
@@ -34,12 +33,7 @@ const updateName: FastifyPluginAsyncTypebox = async (fastify) => {
       projectId,
       ifMatch,
       async write (trx, before) {
-        const renamed = await trx.updateTable('projects')
-          .set({ name, updated_at: sql`now()` })
-          .where('id', '=', before.id)
-          .where('name', 'is distinct from', name)
-          .returning(['id', 'name', 'company_id'])
-          .executeTakeFirst()
+        const renamed = await setColumn(trx, before, { name })
         if (renamed === undefined) return { queued: 0 }
         return await recordActivity(trx, caller, renamed, {
           action: 'project_renamed',
