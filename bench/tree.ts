@@ -65,7 +65,7 @@ export function thisTree (root: string, options: { build: boolean, log: string }
   const [commit, subject] = git(root, ['log', '-1', '--format=%h%x00%s', '--', ...SERVER_FILES]).split('\0')
   const changed = git(root, ['status', '--porcelain', '--', ...SERVER_FILES])
   const dirs = [...new Set(changed.split('\n').filter((l) => l !== '').map((l) => l.slice(3).split('/')[0]))]
-  return tree('new', root, `the server of ${commit} (“${subject!.slice(0, 60)}”)${dirs.length === 0 ? '' : ` with uncommitted changes to ${dirs.join(', ')}`}`, () => {})
+  return tree('new', root, `the server of ${commit} (“${subject!.slice(0, 60).trimEnd()}”)${dirs.length === 0 ? '' : ` with uncommitted changes to ${dirs.join(', ')}`}`, () => {})
 }
 
 /**
@@ -85,7 +85,7 @@ export function otherTree (root: string, rev: string, options: { dir: string, lo
     build(options.dir, options.log)
     const short = commit.slice(0, 7)
     const subject = git(options.dir, ['log', '-1', '--format=%s']).slice(0, 60)
-    return tree('old', options.dir, `${commit.startsWith(rev) ? short : `${short} (${rev})`} (“${subject}”)`, remove)
+    return tree('old', options.dir, `${commit.startsWith(rev) ? short : `${short} (${rev})`} (“${subject.trimEnd()}”)`, remove)
   } catch (error) {
     remove()
     throw error
