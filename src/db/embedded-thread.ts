@@ -50,7 +50,7 @@ function describe (error: unknown): ThreadError {
 
 if (parentPort === null) throw new Error('embedded-thread.ts runs as a worker thread (embedded.ts starts it)')
 const port = parentPort
-const { dataDir, settings, upkeepIntervalMs, upkeepQuietMs, upkeepMaxWaitMs } = workerData as ThreadOptions
+const { dataDir, settings, loadDataDir, upkeepIntervalMs, upkeepQuietMs, upkeepMaxWaitMs } = workerData as ThreadOptions
 nameThisThread(EMBEDDED_THREAD_NAME)
 
 function send (message: FromThread): void {
@@ -66,7 +66,8 @@ async function openPGlite (): Promise<PGlite | null> {
   try {
     const pglite = await PGlite.create(dataDir ?? 'memory://', {
       parsers: Object.fromEntries([DATE_OID, ...JSON_OIDS].map((oid) => [oid, asText])),
-      ...(settings.length > 0 ? { postgresqlconf: settings } : {})
+      ...(settings.length > 0 ? { postgresqlconf: settings } : {}),
+      ...(loadDataDir !== undefined ? { loadDataDir } : {})
     })
     // The session's setting, for the whole life of its one connection.
     await pglite.exec(`SET plan_cache_mode = ${PLAN_CACHE_MODE}`)

@@ -36,6 +36,8 @@ export interface ThreadOptions extends UpkeepTiming {
   dataDir: string | null
   /** Lines for postgresql.conf (tests: a smaller max_wal_size, say); none by default. */
   settings: string[]
+  /** A tarball of a data directory (PGlite's dumpDataDir) to start from instead of an empty one: tests start each database migrated. */
+  loadDataDir?: Blob
 }
 
 /** What one pass of the embedded database's upkeep did (embedded-thread.ts): tables by schema-qualified name. */
@@ -161,9 +163,9 @@ export class EmbeddedDatabase {
   /**
    * Locks `dataDir` (unless in memory), starts the thread and waits until PGlite is
    * open. `forTests`: when the thread does its upkeep on its own, and PostgreSQL
-   * settings for its rules (postgresql.conf lines).
+   * settings for its rules (postgresql.conf lines), and a data directory to start from.
    */
-  static async open (dataDir: string | null, forTests: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings'>> = {}): Promise<EmbeddedDatabase> {
+  static async open (dataDir: string | null, forTests: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings' | 'loadDataDir'>> = {}): Promise<EmbeddedDatabase> {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {
