@@ -1,8 +1,20 @@
 // A fresh, migrated database for one test file, so files can run in parallel:
 // a new database on DATABASE_URL's server when set, else a PostgreSQL container
 // when Docker is there, else an in-memory PGlite.
-import { randomBytes } from 'node:crypto'
+//
+// Migrating takes most of the time of making one (PGlite: its initdb and the
+// migrations, seconds; PostgreSQL: a few hundred ms), and tests make hundreds:
+// so each run migrates once per set of migrations and copies the result. On
+// PostgreSQL the copy is `CREATE DATABASE … TEMPLATE` a migrated template
+// database; on PGlite it starts from a tarball of a migrated data directory,
+// kept in the temporary directory for the runs after.
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { PGlite } from '@electric-sql/pglite'
 import type { LogConfig } from 'kysely'
 import pg from 'pg'
 import { loadConfig } from '../src/config.js'
@@ -50,6 +62,142 @@ export function databaseOptions (env: Record<string, string | undefined> = {}): 
 
 let container: Promise<{ url: string, stop: () => Promise<unknown> } | null> | undefined
 
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+/**
+ * What a migrated database is made of: the migrations, the code that applies them
+ * and installs the job engine's schema, and the versions of pg-boss (its schema)
+ * and PGlite (its data files). A copy is used only while all of these are the same.
+ */
+async function migrationsKey (): Promise<string> {
+  const hash = createHash('sha256')
+  const migrations = (await readdir(path.join(root, 'migrations'))).sort().map((name) => `migrations/${name}`)
+  for (const file of [...migrations, 'src/db/migrate.ts', 'src/db/jobs.ts',
+    'node_modules/pg-boss/package.json', 'node_modules/@electric-sql/pglite/package.json']) {
+    const content = await readFile(path.join(root, file)).catch(() => 'missing')
+    hash.update(`${file}\0${content.length}\0`).update(content)
+  }
+  return hash.digest('hex').slice(0, 16)
+}
+
+let key: Promise<string> | undefined
+
+/**
+ * The cursor key the migration drew, drawn again: a database copied from a
+ * migrated one would otherwise share its key with every other copy, where freshly
+ * migrated ones each have their own.
+ */
+async function newSigningKeys (db: Db): Promise<void> {
+  await db.updateTable('signing_keys').set({ key: randomBytes(32) }).where('name', '=', 'cursors').execute()
+}
+
+// The migrated data directories, one file a key, made by whichever process needs one first.
+const snapshots = path.join(os.tmpdir(), `projects-api-test-${process.getuid?.() ?? 'user'}`)
+
+/**
+ * Migrates a data directory on disk, through createDb as the server would, and
+ * writes its tarball to `file`: linked into place once whole, so that a process
+ * reading it never sees part of one, and one made at the same time by another
+ * process is taken as it is.
+ */
+async function writeSnapshot (file: string): Promise<void> {
+  const work = await mkdtemp(path.join(snapshots, 'building-'))
+  try {
+    const dataDir = path.join(work, 'pgdata')
+    const db = await createDb({ ...databaseOptions(), dataDir })
+    try {
+      await migrateToLatest(db)
+    } finally {
+      await db.destroy()
+    }
+    const pglite = await PGlite.create(dataDir)
+    const tarball = await pglite.dumpDataDir('none')
+    await pglite.close()
+    const written = path.join(work, 'pgdata.tar')
+    await writeFile(written, Buffer.from(await tarball.arrayBuffer()))
+    await link(written, file).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'EEXIST') throw error })
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+  // Those of other migrations, and what a process that died left, untouched for a
+  // day: no run still needs them.
+  for (const name of await readdir(snapshots)) {
+    const other = path.join(snapshots, name)
+    if (other === file || !/^(pglite-|building-)/.test(name)) continue
+    const { mtimeMs } = await stat(other).catch(() => ({ mtimeMs: Date.now() }))
+    if (Date.now() - mtimeMs > 86_400_000) await rm(other, { recursive: true, force: true })
+  }
+}
+
+let snapshot: Promise<Blob> | undefined
+
+/** The migrated data directory's tarball, made on first use by this set of migrations. */
+function migratedSnapshot (): Promise<Blob> {
+  snapshot ??= (async () => {
+    await mkdir(snapshots, { recursive: true, mode: 0o700 })
+    // A database is started from what lies there: only from this user's own directory.
+    const { uid, mode } = await stat(snapshots)
+    if (process.getuid !== undefined && (uid !== process.getuid() || (mode & 0o022) !== 0)) throw new Error(`${snapshots} is not this user's alone: remove it`)
+    const file = path.join(snapshots, `pglite-${await (key ??= migrationsKey())}.tar`)
+    // Read whole now, so that a process pruning it later cannot take it from under
+    // this one; touched, so that it is not pruned while runs still use it.
+    const tarball = await readFile(file).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error
+      await writeSnapshot(file)
+      return await readFile(file)
+    })
+    const now = new Date()
+    await utimes(file, now, now).catch(() => {})
+    return new Blob([tarball])
+  })()
+  snapshot.catch(() => { snapshot = undefined })
+  return snapshot
+}
+
+function databaseUrl (serverUrl: string, name: string): string {
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+const templates = new Map<string, Promise<string>>()
+
+/**
+ * The name of a migrated template database on the server, made by whichever
+ * process needs it first while it holds an advisory lock (the others wait for it,
+ * then find it). It counts as made once marked a template, the last step: one
+ * left unmarked by a process that died is made again.
+ */
+function migratedTemplate (serverUrl: string): Promise<string> {
+  let template = templates.get(serverUrl)
+  if (template === undefined) {
+    template = (async () => {
+      const name = `test_template_${await (key ??= migrationsKey())}`
+      const made = async (c: pg.Client) =>
+        (await c.query<{ done: boolean }>('SELECT datistemplate AS done FROM pg_database WHERE datname = $1', [name])).rows[0]?.done === true
+      await withAdmin(serverUrl, async (c) => {
+        if (await made(c)) return
+        // Released with the session, should this process die while it holds it.
+        await c.query("SELECT pg_advisory_lock(hashtext('projects-api test template'))")
+        if (await made(c)) return
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        await c.query(`CREATE DATABASE ${name}`)
+        const db = await createDb(databaseOptions({ DATABASE_URL: databaseUrl(serverUrl, name) }))
+        try {
+          await migrateToLatest(db)
+        } finally {
+          await db.destroy()
+        }
+        await c.query(`ALTER DATABASE ${name} IS_TEMPLATE true`)
+      })
+      return name
+    })()
+    template.catch(() => templates.delete(serverUrl))
+    templates.set(serverUrl, template)
+  }
+  return template
+}
+
 /** `log` is Kysely's: a test can watch every statement the app sends. */
 export async function createTestDatabase (options: { log?: LogConfig } = {}): Promise<TestDatabase> {
   let serverUrl = process.env.DATABASE_URL
@@ -61,26 +209,42 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
   }
 
   if (!serverUrl) {
-    const db = await createDb({ ...databaseOptions(), dataDir: null }, { log: options.log })
-    await migrateToLatest(db)
+    const db = await createDb({ ...databaseOptions(), dataDir: null }, { log: options.log, loadDataDir: await migratedSnapshot() })
+    await newSigningKeys(db)
     return { db, url: undefined, close: () => db.destroy() }
   }
 
+  const template = await migratedTemplate(serverUrl)
   const name = `test_${process.pid}_${randomBytes(4).toString('hex')}`
-  await withAdmin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  const db = await createDb(databaseOptions({ DATABASE_URL: url.toString() }), { log: options.log })
-  await migrateToLatest(db)
+  await withAdmin(serverUrl, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`))
+  const url = databaseUrl(serverUrl, name)
+  const db = await createDb(databaseOptions({ DATABASE_URL: url }), { log: options.log })
+  await newSigningKeys(db)
   return {
     db,
-    url: url.toString(),
+    url,
     close: async () => {
       await db.destroy()
       await withAdmin(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
       await stop?.()
     }
   }
+}
+
+/**
+ * The embedded database in `dataDir` (a directory with no database yet), as
+ * createDb opens it there, migrated: started from the same migrated data
+ * directory as createTestDatabase's. Whoever calls it destroys it.
+ */
+export async function createMigratedDb (dataDir: string): Promise<Db> {
+  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }), { loadDataDir: await migratedSnapshot() })
+  try {
+    await newSigningKeys(db)
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  return db
 }
 
 /**

@@ -48,8 +48,13 @@ export function dbOptions (config: Pick<Config,
 // process time zone (the embedded database's thread does the same).
 const DATE_OID = 1082
 
-/** `log` is Kysely's: every statement the app sends, e.g. for a test to count. */
-export async function createDb (options: DbOptions, { log }: { log?: LogConfig } = {}): Promise<Db> {
+/**
+ * `log` is Kysely's: every statement the app sends, e.g. for a test to count.
+ * `loadDataDir`: for the embedded database, a tarball of a data directory
+ * (PGlite's dumpDataDir) to start from instead of an empty one, so that tests
+ * need not migrate each database they make; ignored with a URL.
+ */
+export async function createDb (options: DbOptions, { log, loadDataDir }: { log?: LogConfig, loadDataDir?: Blob } = {}): Promise<Db> {
   if (options.url !== null) {
     const types = new pg.TypeOverrides()
     types.setTypeParser(DATE_OID, 'text', (value) => value)
@@ -70,7 +75,7 @@ export async function createDb (options: DbOptions, { log }: { log?: LogConfig }
   }
   // PGlite in a thread of its own (embedded/), which takes the data directory's lock.
   const { EmbeddedDatabase, EmbeddedDialect } = await import('./embedded/index.js')
-  const database = await EmbeddedDatabase.open(options.dataDir)
+  const database = await EmbeddedDatabase.open(options.dataDir, loadDataDir === undefined ? {} : { loadDataDir })
   const db = new Kysely<Database>({ dialect: new EmbeddedDialect({ database }), log })
   // Kysely closes a driver only once it has been used: use it now, so that
   // destroy() always closes PGlite and releases the lock.

@@ -361,27 +361,47 @@ t.test('a statement that outlives DB_STATEMENT_TIMEOUT_MS is cancelled: 503, not
   t.same(activities.map((a) => a.content), [{ old_name: project.name, new_name: 'Renamed After The Lock' }])
 })
 
-t.test('a connection that outlives DB_CONNECTION_TIMEOUT_MS: 503 within a bound the setting gives', { skip }, async (t) => {
+t.test('a connection that outlives DB_CONNECTION_TIMEOUT_MS: 503 at the setting, while an app with a longer one still waits', { skip }, async (t) => {
+  // Three requests that each need a connection; cut off only if they hang.
+  const requests = (port: number, agent?: Agent) => [
+    send(port, 'POST', UPDATE_NAME, { token: 'pat_any', body: { project_id: 'x', name: 'y' }, agent, livenessMs: 60_000 }),
+    send(port, 'GET', '/api/external/v1/projects/get?id=x', { token: 'pat_any', agent, livenessMs: 60_000 }),
+    send(port, 'GET', '/health/ready', { agent, livenessMs: 60_000 })
+  ]
+
+  // Beside it, the same app with a setting no test outlives, on a server that
+  // never answers either: still waiting when the first has answered, so the
+  // answers came from the setting, not from the default (5 s) or any other bound.
+  // Its port is closed while it starts (the cursor key it reads when ready is
+  // refused at once), then accepts and never answers.
+  const patientServer = new TcpProxy('silent')
+  await patientServer.start()
+  await patientServer.stop()
+  t.teardown(() => patientServer.stop())
+  const patient = await startApp(t, appUrl(database!.url!, 'faults-connect-patient', patientServer.port), { DB_CONNECTION_TIMEOUT_MS: '600000' })
+  await patientServer.start()
+  const patientAgent = new Agent()
+  let patientAnswered = 0
+  const patientAnswers = requests(patient.port, patientAgent).map(async (answer) => { await answer; patientAnswered++ })
+  // Cut off at the end (its connection attempts too), so that its pool can close.
+  t.teardown(async () => {
+    patientAgent.destroy()
+    await patientServer.stop()
+    await Promise.all(patientAnswers)
+  })
+  t.ok(await waitFor(() => patientServer.accepted >= 3, 60_000), 'the patient app waits for connections from the server that never answers')
+
   const silent = new TcpProxy('silent')
   await silent.start()
   t.teardown(() => silent.stop())
-  const connectionTimeoutMs = 300
-  // A liveness bound, not a speed check: generous against 300 ms, and still below
-  // the 5 s default, so it also shows that the setting is the one applied.
-  const livenessMs = 10 * connectionTimeoutMs
-  const api = await startApp(t, appUrl(database!.url!, 'faults-connect', silent.port), {
-    DB_CONNECTION_TIMEOUT_MS: String(connectionTimeoutMs)
-  })
-  const answers = await Promise.all([
-    send(api.port, 'POST', UPDATE_NAME, { token: 'pat_any', body: { project_id: 'x', name: 'y' }, livenessMs }),
-    send(api.port, 'GET', '/api/external/v1/projects/get?id=x', { token: 'pat_any', livenessMs }),
-    send(api.port, 'GET', '/health/ready', { livenessMs })
-  ])
+  const api = await startApp(t, appUrl(database!.url!, 'faults-connect', silent.port), { DB_CONNECTION_TIMEOUT_MS: '300' })
+  const answers = await Promise.all(requests(api.port))
   for (const answer of answers) {
     t.equal(answer.status, 503, `503, not ${answer.error ?? answer.status}`)
     t.equal(answer.retryAfter, '1')
     t.match(JSON.parse(answer.body || '{}'), UNAVAILABLE)
   }
+  t.equal(patientAnswered, 0, 'meanwhile the app with a longer setting answered none of the same requests')
   t.ok(silent.accepted > 0, 'the app did reach the server that never answers')
   t.ok(api.logs.some((l) => /connection timeout|timeout exceeded when trying to connect/.test(l.err?.message ?? '')), 'the pool gave up waiting for the connection')
 })

@@ -11,8 +11,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { createDb, type Db } from '../../src/db/index.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
-import { createTestDatabase, databaseOptions, type TestDatabase } from '../database.js'
+import { createMigratedDb, createTestDatabase, databaseOptions, type TestDatabase } from '../database.js'
 import { send as sendOnce, sendRaw, type Answer } from '../http.js'
 import { projectActivities, projectRow, seedWriters, waitFor } from '../helper.js'
 import { launchServer, type ServerProcess } from '../launch.js'
@@ -22,6 +21,11 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 const UPDATE_NAME = '/api/external/v1/projects/update_name'
 /** A request that has not settled by then is cut off and counted as hanging. */
 const LIVENESS_MS = 15_000
+/**
+ * SHUTDOWN_TIMEOUT_MS where a test is not about it: a deadline only a hang
+ * reaches, so that exit 0 says the shutdown finished, however busy the machine.
+ */
+const GENEROUS_SHUTDOWN_MS = 60_000
 const send: typeof sendOnce = (port, method, path, options = {}) => sendOnce(port, method, path, { livenessMs: LIVENESS_MS, ...options })
 const needsPostgres = process.env.DATABASE_URL
   ? false
@@ -92,9 +96,8 @@ async function prepare (t: Tap, seedWith: (db: Db) => Promise<void>): Promise<{ 
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'shutdown-test-'))
   t.teardown(() => rm(dataDir, { recursive: true, force: true }))
-  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }))
+  const db = await createMigratedDb(dataDir)
   try {
-    await migrateToLatest(db)
     await seedWith(db)
   } finally {
     await db.destroy()
@@ -118,7 +121,7 @@ interface Outcome extends Answer {
 
 t.test('SIGTERM under load: exit 0, every acknowledged write in, nothing else written', async (t) => {
   const clients = 20
-  const shutdownTimeoutMs = 5000
+  const shutdownTimeoutMs = GENEROUS_SHUTDOWN_MS
   let fixture!: Awaited<ReturnType<typeof seedWriters>>
   const target = await prepare(t, async (db) => { fixture = await seedWriters(db, clients) })
   const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
@@ -220,7 +223,7 @@ t.test('SIGTERM under load: exit 0, every acknowledged write in, nothing else wr
 t.test('requests still running when SIGTERM arrives complete with 200, then the process exits 0', { skip: needsPostgres }, async (t) => {
   let fixture!: Awaited<ReturnType<typeof seedWriters>>
   const target = await prepare(t, async (db) => { fixture = await seedWriters(db, 2) })
-  const shutdownTimeoutMs = 4000
+  const shutdownTimeoutMs = GENEROUS_SHUTDOWN_MS
   const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) })
   const db = await target.open()
   const token = fixture.writers[0]!.token
@@ -264,15 +267,19 @@ t.test('requests still running when SIGTERM arrives complete with 200, then the 
   }
 })
 
-t.test('SIGTERM with stalled clients: they are cut off, the request in flight gets its 200, exit 0 promptly', async (t) => {
+t.test('SIGTERM with stalled clients: the shutdown cuts them off, the request in flight gets its 200, exit 0', async (t) => {
   let fixture!: Awaited<ReturnType<typeof seedWriters>>
   const target = await prepare(t, async (db) => { fixture = await seedWriters(db, 2) })
-  // Well below the timeouts that would otherwise cut the stalled clients off
-  // (defaults: 10 s for headers, 30 s for the request), which Node.js stops
-  // enforcing once the server closes.
-  const shutdownTimeoutMs = 8000
+  // The timeouts that would otherwise cut the stalled clients off (HEADERS_ and
+  // REQUEST_TIMEOUT_MS) far beyond the clients' own liveness, and Node.js stops
+  // enforcing them once the server closes: only the shutdown can close them. Exit 0
+  // is an exit before SHUTDOWN_TIMEOUT_MS (past it, 1: the last test).
+  const shutdownTimeoutMs = GENEROUS_SHUTDOWN_MS
+  const clientTimeoutMs = String(10 * LIVENESS_MS)
   // At info, the log shows when the stalled rename's headers have arrived.
-  const server = await start(t, { ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs), LOG_LEVEL: 'info' })
+  const server = await start(t, {
+    ...target.env, SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs), HEADERS_TIMEOUT_MS: clientTimeoutMs, REQUEST_TIMEOUT_MS: clientTimeoutMs, LOG_LEVEL: 'info'
+  })
   const token = fixture.writers[0]!.token
   const [held, stalled] = fixture.projects as [typeof fixture.projects[0], typeof fixture.projects[0]]
 
@@ -295,25 +302,23 @@ t.test('SIGTERM with stalled clients: they are cut off, the request in flight ge
   const onSent = () => { sent++ }
   const stalledBody = sendRaw(server.port, [
     `POST ${UPDATE_NAME} HTTP/1.1\r\nhost: localhost\r\nx-request-id: stalled-body\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 20)}`
-  ], { livenessMs: 30_000, onSent })
-  const stalledHeaders = sendRaw(server.port, [`GET /health/live HTTP/1.1\r\nhost: localhost\r\n`], { livenessMs: 30_000, onSent })
-  const silent = sendRaw(server.port, [], { livenessMs: 30_000, onSent })
+  ], { livenessMs: LIVENESS_MS, onSent })
+  const stalledHeaders = sendRaw(server.port, [`GET /health/live HTTP/1.1\r\nhost: localhost\r\n`], { livenessMs: LIVENESS_MS, onSent })
+  const silent = sendRaw(server.port, [], { livenessMs: LIVENESS_MS, onSent })
   t.ok(await waitFor(() => sent === 3 && /"reqId":"stalled-body"[^\n]*"msg":"incoming request"/.test(server.output()), 10_000),
     'the stalled requests have arrived as far as they will: the stalled rename is in the server')
 
   const signalAt = Date.now()
   server.child.kill('SIGTERM')
-  // Bounds: the upload grace (1 s) plus a generous margin for a shared machine.
-  const promptly = (ms: number) => ms < 5000
   const cut = await stalledBody
-  t.ok(cut.closed && promptly(Date.now() - signalAt), `the stalled body's connection is closed ${Date.now() - signalAt} ms after SIGTERM`)
+  t.ok(cut.closed, `the stalled body's connection is closed (${Date.now() - signalAt} ms after SIGTERM)`)
   t.equal(cut.status, 503, `and answered: ${cut.status || cut.error} ${cut.body}`)
   t.match(JSON.parse(cut.body || '{}'), { statusCode: 503, error: 'Service Unavailable', code: 'unavailable', message: String })
   t.equal(cut.headers['retry-after'], '1')
   t.equal(cut.headers['cache-control'], 'no-store')
   for (const [what, pending] of [['stalled headers', stalledHeaders], ['a silent connection', silent]] as const) {
     const res = await pending
-    t.ok(res.closed && promptly(Date.now() - signalAt), `${what}: closed within ${Date.now() - signalAt} ms of SIGTERM`)
+    t.ok(res.closed, `${what}: closed (${Date.now() - signalAt} ms after SIGTERM)`)
   }
 
   if (locker && inFlight) {
@@ -324,9 +329,7 @@ t.test('SIGTERM with stalled clients: they are cut off, the request in flight ge
     t.equal(JSON.parse(res.body || '{}').project?.name, 'Finished Despite The Stall')
   }
   const code = await server.exitWithin(shutdownTimeoutMs + 10_000)
-  const exitMs = Date.now() - signalAt
-  t.equal(code, 0, `exit 0, ${exitMs} ms after SIGTERM`)
-  t.ok(exitMs < shutdownTimeoutMs, 'before SHUTDOWN_TIMEOUT_MS')
+  t.equal(code, 0, `exit 0, before SHUTDOWN_TIMEOUT_MS (${Date.now() - signalAt} ms after SIGTERM)`)
 
   const reread = await target.open()
   t.equal((await projectRow(reread, stalled.id)).name, stalled.name, 'the stalled rename wrote nothing')

@@ -88,7 +88,7 @@ export class EmbeddedDatabase {
    * open. `forTests`: when the thread does its upkeep on its own, and PostgreSQL
    * settings for its rules (postgresql.conf lines).
    */
-  static async open (dataDir: string | null, forTests: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings'>> = {}): Promise<EmbeddedDatabase> {
+  static async open (dataDir: string | null, forTests: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings' | 'loadDataDir'>> = {}): Promise<EmbeddedDatabase> {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {

@@ -22,6 +22,8 @@ export interface ThreadOptions extends UpkeepTiming {
   dataDir: string | null
   /** Lines for postgresql.conf (tests: a smaller max_wal_size, say); none by default. */
   settings: string[]
+  /** A tarball of a data directory (PGlite's dumpDataDir) to start from instead of an empty one: tests start each database migrated. */
+  loadDataDir?: Blob
 }
 
 /** What one pass of the embedded database's upkeep did (upkeep.ts): tables by schema-qualified name. */
