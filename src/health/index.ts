@@ -1,6 +1,7 @@
 // /health/live and /health/ready: for orchestrators and load balancers. No token,
 // no rate limit, and each costs at most one short query.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
 import Type from 'typebox'
 import { ApiError, unavailable } from '../errors.js'
 import { ErrorRef, ErrorSchema, Shared } from '../schemas/common.js'
@@ -24,9 +25,62 @@ const ReadySchema = Type.Object({
   examples: [{ status: 'ready', migration: '20261122000000_initial', rate_limit: 'shared' }]
 })
 
+/**
+ * The readiness probe: the database's state, or the 503 it is, each change of
+ * reason logged once (a probe every few seconds would otherwise repeat it).
+ */
+function readinessProbe (fastify: FastifyInstance, latest: string | null): () => Promise<{ status: 'ready', migration: string }> {
+  /** The database's state, or the 503 it is (logged once per change of reason). */
+  async function ready (): Promise<{ status: 'ready', migration: string }> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(unavailable('the database did not answer in time')), READY_TIMEOUT_MS)
+    })
+    const [error, state] = await fastify.to(Promise.race([readiness(fastify.db), timeout]))
+    clearTimeout(timer)
+    if (error) {
+      if (error instanceof ApiError) {
+        report(error.message)
+        throw error
+      }
+      const code = (error as { code?: unknown }).code
+      // A missing migration table (42P01) is a database not yet migrated.
+      const answer = code === '42P01'
+        ? unavailable('the database has not been migrated; run the migrations')
+        : unavailable('the database is unavailable')
+      report(code === '42P01' ? answer.message : `the database is unavailable (${typeof code === 'string' ? code : 'no code'})`, error)
+      throw answer
+    }
+    // A database with no migration applied is never ready, whatever this build ships.
+    if (state.migration === null || state.migration !== latest) {
+      const schema = `the database schema is at ${state.migration ?? 'nothing'}, not ${latest ?? 'nothing'}; run the migrations`
+      report(schema)
+      throw unavailable(schema)
+    }
+    // Why the service cannot serve is the operator's to read, in the log: the
+    // prober is told only that it cannot.
+    const unusable = state.readOnly
+      ? 'the database is read-only (a standby, or default_transaction_read_only): mutations fail'
+      : state.missing.length > 0 ? `the database role lacks ${state.missing.join(', ')}` : null
+    report(unusable)
+    if (unusable !== null) throw unavailable('the database is unavailable')
+    return { status: 'ready' as const, migration: state.migration }
+  }
+
+  // The reason last logged: a probe every few seconds logs each change of state once.
+  let lastReason: string | null = null
+  function report (reason: string | null, cause?: unknown): void {
+    if (reason === lastReason) return
+    lastReason = reason
+    if (reason === null) fastify.log.info('ready')
+    else fastify.log.warn(cause === undefined ? {} : { err: cause }, `not ready: ${reason}`)
+  }
+  return ready
+}
+
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   // Known once at start: the migrations this build ships with.
-  const latest = (await expectedMigrations()).at(-1) ?? null
+  const ready = readinessProbe(fastify, (await expectedMigrations()).at(-1) ?? null)
 
   fastify.get('/live', {
     config: { rateLimit: false },
@@ -62,50 +116,8 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
         })
       }
     }
-  }, async () => {
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(unavailable('the database did not answer in time')), READY_TIMEOUT_MS)
-    })
-    const [error, state] = await fastify.to(Promise.race([readiness(fastify.db), timeout]))
-    clearTimeout(timer)
-    if (error) {
-      if (error instanceof ApiError) {
-        report(error.message)
-        throw error
-      }
-      const code = (error as { code?: unknown }).code
-      // A missing migration table (42P01) is a database not yet migrated.
-      const answer = code === '42P01'
-        ? unavailable('the database has not been migrated; run the migrations')
-        : unavailable('the database is unavailable')
-      report(code === '42P01' ? answer.message : `the database is unavailable (${typeof code === 'string' ? code : 'no code'})`, error)
-      throw answer
-    }
-    // A database with no migration applied is never ready, whatever this build ships.
-    if (state.migration === null || state.migration !== latest) {
-      const schema = `the database schema is at ${state.migration ?? 'nothing'}, not ${latest ?? 'nothing'}; run the migrations`
-      report(schema)
-      throw unavailable(schema)
-    }
-    // Why the service cannot serve is the operator's to read, in the log: the
-    // prober is told only that it cannot.
-    const unusable = state.readOnly
-      ? 'the database is read-only (a standby, or default_transaction_read_only): mutations fail'
-      : state.missing.length > 0 ? `the database role lacks ${state.missing.join(', ')}` : null
-    report(unusable)
-    if (unusable !== null) throw unavailable('the database is unavailable')
-    return { status: 'ready' as const, migration: state.migration, rate_limit: fastify.rateLimitState() }
-  })
+  }, async () => ({ ...await ready(), rate_limit: fastify.rateLimitState() }))
 
-  // The reason last logged: a probe every few seconds logs each change of state once.
-  let lastReason: string | null = null
-  function report (reason: string | null, cause?: unknown): void {
-    if (reason === lastReason) return
-    lastReason = reason
-    if (reason === null) fastify.log.info('ready')
-    else fastify.log.warn(cause === undefined ? {} : { err: cause }, `not ready: ${reason}`)
-  }
 }
 
 export default health
