@@ -49,7 +49,7 @@ export function appOptions (config: Config, options: { logStream?: DestinationSt
     requestIdHeader: false,
     trustProxy: config.TRUST_PROXY,
     // Fastify's own closing 503 is not in the error envelope; requests that reach
-    // a closing server are served instead (see plugins/transport.ts).
+    // a closing server are served instead (see http/transport.ts).
     return503OnClosing: false,
     // Answers are written from the response schemas, nullable fields without validation (schemas/serializer.ts).
     schemaController: { compilersFactory: { buildSerializer } },

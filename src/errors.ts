@@ -1,5 +1,5 @@
 // The errors the API answers with on purpose. Each becomes the one JSON envelope
-// in plugins/errors.ts.
+// in http/errors.ts.
 import { STATUS_CODES } from 'node:http'
 import type { ErrorBody, ErrorCode, ErrorDetail } from './schemas/common.js'
 

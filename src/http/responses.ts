@@ -1,6 +1,6 @@
 // Every status an operation may answer besides 200, each with the error envelope,
 // and what each means on this API: the route schemas list the statuses, and the
-// OpenAPI document (plugins/openapi.ts) describes each with the text, headers and
+// OpenAPI document (http/openapi.ts) describes each with the text, headers and
 // examples below. A query (GET) has no body (no 408, 413 or 415) and is open to
 // read-only tokens (no 403 read_only_token). What a 400 or a 404 is about depends
 // on the operation: each gives its own example (invalidExample, notFoundExample).
@@ -9,7 +9,7 @@ import { ErrorRef, ErrorSchema, schemaId, Shared, type ErrorBody } from '../sche
 
 export const queryErrors = { 400: ErrorRef, 401: ErrorRef, 404: ErrorRef, 429: ErrorRef, 500: ErrorRef, 503: ErrorRef }
 
-/** A mutation's If-Match that names no current version of the project (routes/projects/conditional.ts). */
+/** A mutation's If-Match that names no current version of the project (projects/conditional.ts). */
 export const preconditionErrors = { 412: ErrorRef }
 
 export const mutationErrors = {

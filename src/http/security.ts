@@ -1,6 +1,6 @@
 // The security headers of every answer: helmet's defaults, and no caching of
 // answers that depend on who asks. (Answers given before routing carry the same
-// headers: plugins/transport.ts.)
+// headers: http/transport.ts.)
 //
 // helmet's defaults are the same headers for every answer, so helmet's middleware
 // runs once, at start, and each answer gets what it set. (@fastify/helmet builds

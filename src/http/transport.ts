@@ -21,14 +21,10 @@ import { SECURITY_HEADERS } from './security.js'
 
 /**
  * How much of an answer a response takes before it asks its writer to wait (Node.js's
- * default is 16 KiB). A page of projects (most of a megabyte, in parts: plugins/answers.ts)
- * was handed to the socket a few parts at a time, one write and one wake-up of the client
- * each, about twenty a page; under this bound they go a quarter of a megabyte at a time,
- * three or four writes for a page of 20 (the statement's own included). Answers
- * are written from memory, so nothing more is held for them. Node.js sets the bound of
- * what a request may buffer with it: a body not yet read (while a caller is confirmed,
- * plugins/auth.ts) waits in memory up to this much rather than 16 KiB, less than a body
- * read whole at the default BODY_LIMIT_BYTES (1 MiB).
+ * default is 16 KiB): a page of projects, often most of a megabyte, goes to the socket
+ * a quarter of a megabyte at a time. Node.js sets the bound of what a request may
+ * buffer with it: a body not yet read waits in memory up to this much, less than a
+ * body read whole at the default BODY_LIMIT_BYTES (1 MiB).
  */
 export const WRITE_HIGH_WATER_MARK = 256 * 1024
 
@@ -106,7 +102,7 @@ function clientErrorAnswer (error: ConnectionError, arriving: boolean, config: C
     return new ApiError(400, 'invalid_input', `malformed HTTP request: ${MALFORMED[error.code] ?? 'not valid HTTP/1.1'}`)
   }
   // ECONNRESET, EPIPE, or the client closed its side mid-request (HPE_INVALID_EOF_STATE):
-  // nobody left to answer; a request cut off so is logged by plugins/errors.ts.
+  // nobody left to answer; a request cut off so is logged by http/errors.ts.
   return null
 }
 

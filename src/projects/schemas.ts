@@ -5,7 +5,7 @@ import { notFoundExample } from '../http/responses.js'
 
 const strict = { additionalProperties: false } as const
 
-/** The limits of a project's name and description (routes/projects/rules.ts applies them). */
+/** The limits of a project's name and description (projects/rules.ts applies them). */
 export const NAME_MAX_LENGTH = 255
 export const DESCRIPTION_MAX_BYTES = 512 * 1024
 export const DESCRIPTION_MAX_DEPTH = 64
@@ -270,7 +270,7 @@ const EXAMPLE_PROJECT: Project = {
   }
 }
 
-/** The ETag header of an answer that carries one project (routes/projects/conditional.ts). */
+/** The ETag header of an answer that carries one project (projects/conditional.ts). */
 export const ETAG_HEADER = {
   ETag: {
     type: 'string',
