@@ -154,6 +154,87 @@ export function deliveryWorkerOptions (config: Pick<Config, 'WEBHOOKS_WORKER_CON
   }
 }
 
+/**
+ * The workers' turns: each idle worker is woken in turn (pg-boss's own polling,
+ * twice as long as a round of turns, is only the fallback: left to their timers,
+ * workers that found the queue empty together would sleep and wake together).
+ * A busy worker looks again as soon as it is done.
+ */
+function workerTurns (boss: PgBoss) {
+  const ids: string[] = []
+  const busy = new Set<number>()
+  const retryWakes = new Set<NodeJS.Timeout>()
+  let turn = 0
+  let stopped = false
+  const wake = (count: number) => {
+    for (let tried = 0; tried < ids.length && count > 0; tried++) {
+      turn = (turn + 1) % ids.length
+      if (!busy.has(turn)) {
+        boss.notifyWorker(ids[turn]!)
+        count--
+      }
+    }
+  }
+  return {
+    ids,
+    wake,
+    /** Worker `index`'s handler around `run`: busy while it runs, then it looks again. */
+    handler: (index: number, run: (job: PgBoss.Job<unknown>) => Promise<void>) => async (jobs: Array<PgBoss.Job<unknown>>) => {
+      busy.add(index)
+      try {
+        for (const job of jobs) await run(job)
+      } finally {
+        busy.delete(index)
+      }
+      const id = ids[index]
+      if (id !== undefined) boss.notifyWorker(id)
+    },
+    /**
+     * A retry this process scheduled: a worker is woken at its time (the database's
+     * clock may run a little ahead: one woken early finds nothing, and the turns
+     * find the job soon after).
+     */
+    wakeAt (at: Date) {
+      if (stopped || retryWakes.size >= MAX_RETRY_WAKES) return
+      const timer = setTimeout(() => {
+        retryWakes.delete(timer)
+        wake(1)
+      }, Math.max(0, at.getTime() - Date.now()) + 10)
+      timer.unref()
+      retryWakes.add(timer)
+    },
+    stop () {
+      stopped = true
+      for (const timer of retryWakes) clearTimeout(timer)
+      retryWakes.clear()
+    }
+  }
+}
+
+/** Stranded deliveries swept (sweep.ts) now and every interval, never two at once. */
+async function startSweeps (db: Db, options: WorkerOptions, wakeAt: (at: Date) => void) {
+  let sweeping: Promise<void> | null = null
+  let stopped = false
+  const sweep = () => {
+    if (stopped || sweeping !== null) return
+    sweeping = sweepStrandedDeliveries(db, options.settings.retrySchedule, options.log)
+      .then(({ swept }) => { for (const delivery of swept) if (delivery.next_attempt_at !== null) wakeAt(new Date(delivery.next_attempt_at)) })
+      .catch((err: unknown) => { options.log.error({ err }, 'webhook delivery worker: sweeping stranded deliveries failed; the next sweep tries again') })
+      .finally(() => { sweeping = null })
+  }
+  sweep()
+  await sweeping
+  const sweeps = setInterval(sweep, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS)
+  sweeps.unref()
+  return {
+    async stop () {
+      stopped = true
+      clearInterval(sweeps)
+      await sweeping
+    }
+  }
+}
+
 export async function startDeliveryWorker (db: Db, options: WorkerOptions): Promise<DeliveryWorker> {
   const { log } = options
   const logError = throttled((err: Error, suppressed: number) => log.error({ err, suppressed }, 'webhook job engine error'))
@@ -167,6 +248,7 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
   const deliverer = new Deliverer(db, options.settings, log)
   const shutdown = new AbortController()
   const running = new Set<Promise<unknown>>()
+  const turns = workerTurns(boss)
   let stopping = false
 
   /** One job's attempt (a job carries one), tracked so that a stop can wait for it. */
@@ -182,89 +264,31 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
     running.add(run)
     try {
       const result = await run
-      if (result?.nextAttemptAt) wakeAt(result.nextAttemptAt)
+      if (result?.nextAttemptAt) turns.wakeAt(result.nextAttemptAt)
     } finally {
       running.delete(run)
     }
   }
 
-  const ids: string[] = []
-  const busy = new Set<number>()
-  const handler = (index: number) => async (jobs: Array<PgBoss.Job<unknown>>) => {
-    busy.add(index)
-    try {
-      for (const job of jobs) await attempt(job)
-    } finally {
-      busy.delete(index)
-    }
-    // More may be waiting: look again now rather than at the next turn.
-    const id = ids[index]
-    if (id !== undefined) boss.notifyWorker(id)
-  }
-
-  /** Wakes up to `count` idle workers, in turn; a busy one looks again when it is done. */
-  let turn = 0
-  const wake = (count: number) => {
-    for (let tried = 0; tried < ids.length && count > 0; tried++) {
-      turn = (turn + 1) % ids.length
-      if (!busy.has(turn)) {
-        boss.notifyWorker(ids[turn]!)
-        count--
-      }
-    }
-  }
-
-  // A retry this process scheduled: a worker is woken at its time (the database's
-  // clock may run a little ahead: one woken early finds nothing, and the turns find
-  // the job soon after).
-  const retryWakes = new Set<NodeJS.Timeout>()
-  function wakeAt (at: Date) {
-    if (stopping || retryWakes.size >= MAX_RETRY_WAKES) return
-    const timer = setTimeout(() => {
-      retryWakes.delete(timer)
-      wake(1)
-    }, Math.max(0, at.getTime() - Date.now()) + 10)
-    timer.unref()
-    retryWakes.add(timer)
-  }
-
-  // The turns below wake the idle workers one at a time; each worker's own timer
-  // (pg-boss's polling, twice as long as a round of turns) is only the fallback.
-  // Left to their timers, workers that found the queue empty together would sleep
-  // and wake together: all their looks at once, then none.
   const turnMs = options.turnMs ?? POLLING_TURN_MS
   const round = turnMs * options.concurrency
   for (let i = 0; i < options.concurrency; i++) {
-    ids.push(await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.max(1, (2 * round) / 1000) }, handler(i)))
+    turns.ids.push(await boss.work(DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.max(1, (2 * round) / 1000) }, turns.handler(i, attempt)))
   }
-  const turns = setInterval(() => wake(1), turnMs)
-  turns.unref()
+  const ticks = setInterval(() => turns.wake(1), turnMs)
+  ticks.unref()
   // Jobs this process's statements queue are fetched as they are queued.
-  const unlisten = onJobsQueued((count) => { if (!stopping) wake(count) })
-
-  // Stranded deliveries: once now, then every SWEEP_INTERVAL_MS, never two at once.
-  let sweeping: Promise<void> | null = null
-  const sweep = () => {
-    if (stopping || sweeping !== null) return
-    sweeping = sweepStrandedDeliveries(db, options.settings.retrySchedule, log)
-      .then(({ swept }) => { for (const delivery of swept) if (delivery.next_attempt_at !== null) wakeAt(new Date(delivery.next_attempt_at)) })
-      .catch((err: unknown) => { log.error({ err }, 'webhook delivery worker: sweeping stranded deliveries failed; the next sweep tries again') })
-      .finally(() => { sweeping = null })
-  }
-  sweep()
-  await sweeping
-  const sweeps = setInterval(sweep, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS)
-  sweeps.unref()
+  const unlisten = onJobsQueued((count) => { if (!stopping) turns.wake(count) })
+  const sweeps = await startSweeps(db, options, turns.wakeAt)
   log.info({ concurrency: options.concurrency, job_expiry_seconds: options.jobExpirySeconds }, 'webhook delivery worker started')
 
   return {
     async stop (deadline) {
       stopping = true
-      clearInterval(turns)
-      clearInterval(sweeps)
+      clearInterval(ticks)
       unlisten()
-      for (const timer of retryWakes) clearTimeout(timer)
-      retryWakes.clear()
+      turns.stop()
+      const stoppingSweeps = sweeps.stop()
       const grace = Math.max(0, deadline - Date.now() - HANDBACK_MS)
       try {
         // Graceful: no more fetching, then waits for the handlers under way; past
@@ -280,7 +304,7 @@ export async function startDeliveryWorker (db: Db, options: WorkerOptions): Prom
       // promise steps later, within this turn of the event loop): let that land.
       await new Promise((resolve) => setImmediate(resolve))
       await engineDb.idle()
-      await sweeping
+      await stoppingSweeps
       await deliverer.close()
       log.info({ handed_back: handedBack }, 'webhook delivery worker stopped')
     }
