@@ -40,6 +40,7 @@ export const ConfigSchema = Type.Object({
   DB_POOL_SIZE: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Connections per process' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest a statement may run' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest to wait for a connection' }),
+  DB_STATEMENT_CACHE: Type.Boolean({ default: true, description: 'Build the Project\'s statements once and prepare them on each connection; false builds and plans each anew' }),
   BODY_LIMIT_BYTES: Type.Integer({ default: 1048576, minimum: 1024, maximum: 67108864, description: 'Largest request body accepted; larger gets 413' }),
   HEADERS_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: "Longest a client may take to send a request's headers; then 408 and the connection is closed" }),
   REQUEST_TIMEOUT_MS: Type.Integer({ default: 30000, minimum: 100, description: 'Longest a client may take to send a whole request, body included; then 408 and the connection is closed. At least HEADERS_TIMEOUT_MS' }),

@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { sql, type Selectable } from 'kysely'
 import type { Db } from '../db/index.js'
+import { statement } from '../db/statements.js'
 import type { ApiTokensTable, PeopleTable } from '../db/types.js'
 import { MAX_EXPIRY_DAYS, TOKEN_PREFIX, TOKEN_SECRET_BYTES } from './token-format.js'
 
@@ -104,9 +105,7 @@ export interface TokenOwner {
   stale: boolean
 }
 
-/** The token with this digest and its owner, or null when there is none. */
-export async function findToken (db: Db, digest: Buffer): Promise<TokenOwner | null> {
-  const row = await db.selectFrom('api_tokens as t')
+const tokenByDigest = statement(['digest'], (db, { digest }: { digest: Buffer }) => db.selectFrom('api_tokens as t')
     .innerJoin('people as p', 'p.id', 't.person_id')
     .where('t.digest', '=', digest)
     .select((eb) => [
@@ -120,8 +119,11 @@ export async function findToken (db: Db, digest: Buffer): Promise<TokenOwner | n
         .$castTo<TokenRejection | null>()
         .as('rejection'),
       sql<boolean>`(t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute')`.as('stale')
-    ])
-    .executeTakeFirst()
+    ]))
+
+/** The token with this digest and its owner, or null when there is none. */
+export async function findToken (db: Db, digest: Buffer): Promise<TokenOwner | null> {
+  const [row] = await tokenByDigest(db, { digest })
   return row ?? null
 }
 

@@ -9,6 +9,7 @@ import {
   type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings
 } from 'kysely'
 import type pg from 'pg'
+import { preparedName } from './statements.js'
 
 /** No connection to the database could be had; `cause` says why, for the log. */
 export class DatabaseUnavailableError extends Error {
@@ -52,7 +53,10 @@ class ApiPostgresConnection implements DatabaseConnection {
 
   async executeQuery<R> (compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#discarded) throw new Error('the connection has been discarded')
-    const { command, rowCount, rows } = await this.#client.query<R & pg.QueryResultRow>(compiledQuery.sql, [...compiledQuery.parameters])
+    const text = compiledQuery.sql
+    const values = [...compiledQuery.parameters]
+    const name = preparedName(text)
+    const { command, rowCount, rows } = await this.#client.query<R & pg.QueryResultRow>(name === undefined ? { text, values } : { name, text, values })
     // Kysely counts the rows of an update or delete from this.
     const counted = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
     return { numAffectedRows: counted && rowCount !== null ? BigInt(rowCount) : undefined, rows }

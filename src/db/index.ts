@@ -4,6 +4,7 @@ import { Kysely, sql, type LogConfig } from 'kysely'
 import pg from 'pg'
 import type { Config } from '../config.js'
 import { ApiPostgresDialect } from './dialect.js'
+import { cacheStatements } from './statements.js'
 import type { EmbeddedDatabase } from './embedded/index.js'
 import type { Database } from './types.js'
 
@@ -30,17 +31,20 @@ export interface DbOptions {
   poolSize: number
   statementTimeoutMs: number
   connectionTimeoutMs: number
+  /** DB_STATEMENT_CACHE (statements.ts). */
+  statementCache: boolean
 }
 
 /** The database options the configuration asks for. */
 export function dbOptions (config: Pick<Config,
-  'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'DB_STATEMENT_TIMEOUT_MS' | 'DB_CONNECTION_TIMEOUT_MS'>): DbOptions {
+  'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'DB_STATEMENT_TIMEOUT_MS' | 'DB_CONNECTION_TIMEOUT_MS' | 'DB_STATEMENT_CACHE'>): DbOptions {
   return {
     url: config.DATABASE_URL ?? null,
     dataDir: config.DATABASE_URL ? null : config.DATA_DIR,
     poolSize: config.DB_POOL_SIZE,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS
+    connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
+    statementCache: config.DB_STATEMENT_CACHE
   }
 }
 
@@ -55,6 +59,7 @@ const DATE_OID = 1082
  * need not migrate each database they make; ignored with a URL.
  */
 export async function createDb (options: DbOptions, { log, loadDataDir }: { log?: LogConfig, loadDataDir?: Blob } = {}): Promise<Db> {
+  cacheStatements(options.statementCache)
   if (options.url !== null) {
     const types = new pg.TypeOverrides()
     types.setTypeParser(DATE_OID, 'text', (value) => value)

@@ -11,6 +11,7 @@ import type { Database, ProjectsTable } from '../db/types.js'
 import type { Selectable } from 'kysely'
 import { decodeId } from '../ids.js'
 import { jobsQueued } from '../db/jobs.js'
+import { statement } from '../db/statements.js'
 import { ACCESS, accessLevel } from './access.js'
 import { findProject } from './query.js'
 import { projectTag, toProject } from './presenter.js'
@@ -38,16 +39,21 @@ export interface Change {
   write: (trx: Transaction<Database>, project: LockedProject) => Promise<Written>
 }
 
-/** The caller's level on the project (no lock), or null when it is absent or archived. */
+function levelStatement (lock: boolean) {
+  return statement(['projectId', 'personId'], (db, { projectId, personId }: { projectId: string, personId: string }) =>
+    db.selectFrom('projects as p')
+      .innerJoin('people as me', (join) => join.on('me.id', '=', personId))
+      .where('p.id', '=', projectId)
+      .where('p.archived_at', 'is', null)
+      .selectAll('p')
+      .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
+      .$if(lock, (qb) => qb.forUpdate('p')))
+}
+const LEVEL = { looked: levelStatement(false), locked: levelStatement(true) }
+
+/** The caller's level on the project (locked, or not), or null when it is absent or archived. */
 async function levelOn (trx: Transaction<Database>, projectId: string, personId: string, lock: boolean): Promise<{ level: number, row: LockedProject } | null> {
-  const found = await trx.selectFrom('projects as p')
-    .innerJoin('people as me', (join) => join.on('me.id', '=', personId))
-    .where('p.id', '=', projectId)
-    .where('p.archived_at', 'is', null)
-    .selectAll('p')
-    .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
-    .$if(lock, (qb) => qb.forUpdate('p'))
-    .executeTakeFirst()
+  const [found] = await LEVEL[lock ? 'locked' : 'looked'](trx, { projectId, personId })
   if (found === undefined) return null
   const { level, ...row } = found
   return { level, row }

@@ -5,6 +5,7 @@
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely'
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
 import type { ContributorRole, Database } from '../db/types.js'
+import { statement } from '../db/statements.js'
 import { ACCESS, accessLevel, contributorLevel, hasAccess } from './access.js'
 
 export type Queryable = Kysely<Database> | Transaction<Database>
@@ -111,9 +112,15 @@ export function projectSelection (db: Queryable, personId: string) {
 
 export type ProjectRow = NonNullable<Awaited<ReturnType<ReturnType<typeof projectSelection>['executeTakeFirst']>>>
 
+const projectById = statement(['projectId', 'personId'], (db, { projectId, personId }: { projectId: string, personId: string }) =>
+  projectSelection(db, personId).where('p.id', '=', projectId))
+
+const projectsByIds = statement(['ids', 'personId'], (db, { ids, personId }: { ids: readonly string[], personId: string }) =>
+  projectSelection(db, personId).where(sql<boolean>`p.id = any(${ids}::uuid[])`).orderBy('p.name').orderBy('p.id'))
+
 /** The project as `personId` sees it, or null when it does not exist or they cannot see it. */
 export async function findProject (db: Queryable, projectId: string, personId: string): Promise<ProjectRow | null> {
-  const row = await projectSelection(db, personId).where('p.id', '=', projectId).executeTakeFirst()
+  const [row] = await projectById(db, { projectId, personId })
   return row !== undefined && row.level >= ACCESS.view ? row : null
 }
 
@@ -159,10 +166,7 @@ export async function listProjects (db: Queryable, personId: string, filters: Pr
   const more = ids.length > page.limit
   const wanted = ids.slice(0, page.limit).map((row) => row.id)
   if (wanted.length === 0) return { rows: [], more }
-  const rows = await projectSelection(db, personId)
-    .where('p.id', 'in', wanted)
-    .orderBy('p.name').orderBy('p.id')
-    .execute()
+  const rows = await projectsByIds(db, { ids: wanted, personId })
   // One hidden from the person between the two statements is left out.
   return { rows: rows.filter((row) => row.level >= ACCESS.view), more }
 }
