@@ -30,12 +30,9 @@ export async function recordActivity (trx: Transaction<Database>, caller: Caller
       action: input.action,
       content: JSON.stringify(input.content)
     })
-    .returning(['id', 'inserted_at'])
-    .executeTakeFirstOrThrow()
-  const names = await trx.selectFrom('companies as c')
-    .innerJoin('people as actor', (join) => join.on('actor.id', '=', caller.personId))
-    .where('c.id', '=', project.company_id)
-    .select(['c.name as company_name', 'actor.full_name'])
+    .returning((eb) => ['id', 'inserted_at',
+      eb.selectFrom('companies as c').where('c.id', '=', project.company_id).select('c.name').$asScalar().$notNull().as('company_name'),
+      eb.selectFrom('people as actor').where('actor.id', '=', caller.personId).select('actor.full_name').$asScalar().$notNull().as('full_name')])
     .executeTakeFirstOrThrow()
   const queued = await enqueueEvent(trx, {
     companyId: project.company_id,
@@ -46,8 +43,8 @@ export async function recordActivity (trx: Transaction<Database>, caller: Caller
       timestamp: activity.inserted_at.toISOString(),
       data: {
         project: { id: project.id, name: project.name },
-        company: { id: project.company_id, name: names.company_name },
-        actor: { id: caller.personId, full_name: names.full_name },
+        company: { id: project.company_id, name: activity.company_name },
+        actor: { id: caller.personId, full_name: activity.full_name },
         change: input.event.change
       }
     }

@@ -1,8 +1,8 @@
-// How every change of a project runs, as Operately's handlers do: find the project
-// with the caller's access level, check it, lock the row, check If-Match, write
-// (the operation's own step), and answer the project as the caller sees it after
-// the change, all in one transaction. Who may not edit never waits for the row
-// and learns nothing from waiting: the access check takes no lock.
+// How every change of a project runs, as Operately's handlers do: lock the project
+// if the caller may change it (else 404 or 403), check If-Match, write (the
+// operation's own step), and answer the project as the caller sees it after the
+// change, all in one transaction. Who may not change it never waits for the row
+// and learns nothing from waiting: only a row the caller may change is locked.
 import { sql, type Transaction } from 'kysely'
 import { httpErrors } from '@fastify/sensible'
 import type { Caller } from '../auth/authenticate.js'
@@ -39,29 +39,33 @@ export interface Change {
   write: (trx: Transaction<Database>, project: LockedProject) => Promise<Written>
 }
 
-function levelStatement (lock: boolean) {
-  return statement(['projectId', 'personId'], (db, { projectId, personId }: { projectId: string, personId: string }) =>
-    db.selectFrom('projects as p')
-      .innerJoin('people as me', (join) => join.on('me.id', '=', personId))
-      .where('p.id', '=', projectId)
-      .where('p.archived_at', 'is', null)
-      .selectAll('p')
-      .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level'))
-      .$if(lock, (qb) => qb.forUpdate('p')))
-}
-const LEVEL = { looked: levelStatement(false), locked: levelStatement(true) }
+/** The caller's level on the project, or nothing when it is absent or archived. */
+const levelOn = statement(['projectId', 'personId'], (db, { projectId, personId }: { projectId: string, personId: string }) =>
+  db.selectFrom('projects as p')
+    .innerJoin('people as me', (join) => join.on('me.id', '=', personId))
+    .where('p.id', '=', projectId)
+    .where('p.archived_at', 'is', null)
+    .select((eb) => accessLevel(eb.table('p'), eb.table('me')).as('level')))
 
-/** The caller's level on the project (locked, or not), or null when it is absent or archived. */
-async function levelOn (trx: Transaction<Database>, projectId: string, personId: string, lock: boolean): Promise<{ level: number, row: LockedProject } | null> {
-  const [found] = await LEVEL[lock ? 'locked' : 'looked'](trx, { projectId, personId })
-  if (found === undefined) return null
-  const { level, ...row } = found
-  return { level, row }
-}
+/**
+ * The project's row, locked, when the caller holds `needed` on it. The condition is
+ * in the WHERE clause, so only a row the caller may change is locked: who may not
+ * never waits for it. Once the lock is granted, PostgreSQL judges the condition
+ * again on the row's latest version.
+ */
+const lockIfAllowed = statement(['projectId', 'personId', 'needed'], (db, { projectId, personId, needed }: { projectId: string, personId: string, needed: number }) =>
+  db.selectFrom('projects as p')
+    .innerJoin('people as me', (join) => join.on('me.id', '=', personId))
+    .where('p.id', '=', projectId)
+    .where('p.archived_at', 'is', null)
+    .where((eb) => eb(accessLevel(eb.table('p'), eb.table('me')), '>=', needed))
+    .selectAll('p')
+    .forUpdate('p'))
 
-function judge (found: { level: number } | null, needed: number): void {
-  if (found === null || found.level < ACCESS.view) throw projectNotFound()
-  if (found.level < needed) throw notEditable()
+/** Why the caller may not change the project: 404 when they cannot see it, else 403. */
+async function refusal (trx: Transaction<Database>, projectId: string, personId: string) {
+  const [found] = await levelOn(trx, { projectId, personId })
+  return found === undefined || found.level < ACCESS.view ? projectNotFound() : notEditable()
 }
 
 /** Runs a change; the project as the caller sees it afterwards, with its tag. */
@@ -71,18 +75,15 @@ export async function changeProject (db: Db, change: Change): Promise<{ project:
   const needed = change.level ?? ACCESS.edit
   const personId = change.caller.personId
   const { answer, queued } = await db.transaction().execute(async (trx) => {
-    judge(await levelOn(trx, id, personId, false), needed)
-    // Only an editor locks the row. READ COMMITTED gives the latest committed
-    // version once the lock is granted, judged again.
-    const locked = await levelOn(trx, id, personId, true)
-    judge(locked, needed)
+    const [locked] = await lockIfAllowed(trx, { projectId: id, personId, needed })
+    if (locked === undefined) throw await refusal(trx, id, personId)
     if (change.ifMatch !== null) {
       const before = await findProject(trx, id, personId)
       if (before === null) throw projectNotFound()
       const tag = projectTag(toProject(before))
       if (!change.ifMatch.includes(tag)) throw preconditionFailed(tag)
     }
-    const { queued } = await change.write(trx, locked!.row)
+    const { queued } = await change.write(trx, locked)
     const after = await findProject(trx, id, personId)
     if (after === null) throw projectNotFound()
     return { answer: toProject(after), queued }
