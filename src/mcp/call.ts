@@ -97,6 +97,11 @@ function result (body: object, isError: boolean): CallToolResult {
 export async function callTool (tool: Tool, args: Json, context: ToolContext): Promise<CallToolResult> {
   try {
     checkArguments(tool, args)
+  } catch (error) {
+    if (error instanceof ApiError) return result(error.body(), true)
+    throw error
+  }
+  try {
     const custom = tool.spec.custom
     const body = custom !== undefined
       ? await custom.call(args, context)
