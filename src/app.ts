@@ -7,7 +7,8 @@
 // then on the API's routes the token (auth/authenticate.ts: 401, 403 read-only),
 // the body (http/json-body.ts: 415, 413, 400), the route's schema (400), and the
 // operation's own steps (<resource>/operations/<name>.ts). Every error leaves
-// through http/errors.ts's handler in the one envelope.
+// through http/errors.ts's handler in the one envelope. POST /mcp (mcp/) runs
+// the same operations as MCP tools.
 import fp from 'fastify-plugin'
 import sensible from '@fastify/sensible'
 import type { Server } from 'node:http'
@@ -36,6 +37,7 @@ import people from './people/get-me.js'
 import companies from './companies/get.js'
 import notifications from './notifications/index.js'
 import webhooks from './webhooks/index.js'
+import mcp from './mcp/index.js'
 
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   return {
@@ -88,6 +90,8 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   await fastify.register(auth)
   await fastify.register(health, { prefix: '/health' })
   await fastify.register(cursors)
+  // Before the resources: each MCP tool is made from the route it runs.
+  await fastify.register(mcp)
   await fastify.register(projects, { prefix: '/api/external/v1/projects' })
   await fastify.register(people, { prefix: '/api/external/v1/people' })
   await fastify.register(companies, { prefix: '/api/external/v1/companies' })

@@ -26,6 +26,13 @@ declare module 'fastify' {
     /** The caller, on the routes that authenticate. */
     caller: Caller
   }
+  interface FastifyContextConfig {
+    /**
+     * A POST that read-only tokens may make: what it may change is decided further in
+     * (the MCP endpoint, whose write tools run the mutations, which refuse them).
+     */
+    readOnlyTokens?: boolean
+  }
 }
 
 const REALM = 'Bearer realm="api"'
@@ -58,7 +65,7 @@ const REJECTIONS = {
 
 /** Whether the request changes something: a read-only token may not make it. */
 function isMutation (request: FastifyRequest): boolean {
-  return request.method !== 'GET' && request.method !== 'HEAD'
+  return request.method !== 'GET' && request.method !== 'HEAD' && request.routeOptions.config.readOnlyTokens !== true
 }
 
 export default fp(async (fastify) => {

@@ -18,6 +18,7 @@ import type { Redis } from 'ioredis'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { presentedTokenDigest } from '../auth/authenticate.js'
+import { isDispatched } from './dispatch.js'
 
 export interface RateLimitOptions {
   /** Requests per key and window; 0 turns limiting off. */
@@ -142,6 +143,8 @@ export default fp<RateLimitOptions>(async (fastify, options) => {
     const limit = fastify.rateLimit()
     fastify.addHook('onRequest', async function (request, reply) {
       if (request.routeOptions.config.rateLimit === false) return
+      // An MCP tool's operation: the request that carried the call was counted (http/dispatch.ts).
+      if (isDispatched(request)) return
       await limit.call(this, request, reply)
     })
   }
