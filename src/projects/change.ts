@@ -8,7 +8,7 @@ import { httpErrors } from '@fastify/sensible'
 import type { Caller } from '../auth/authenticate.js'
 import type { Db } from '../db/index.js'
 import type { Database, ProjectsTable } from '../db/types.js'
-import type { Selectable } from 'kysely'
+import type { Selectable, Updateable } from 'kysely'
 import { decodeId } from '../ids.js'
 import { jobsQueued } from '../db/jobs.js'
 import { ACCESS, accessLevel } from './access.js'
@@ -35,6 +35,8 @@ export interface Change {
   ifMatch: string[] | null
   /** The level the change needs (edit, or full access). */
   level?: number
+  /** Which project the answer is: as it is after the write (the default), or as it was right before it (a deletion). */
+  answer?: 'after' | 'before'
   write: (trx: Transaction<Database>, project: LockedProject) => Promise<Written>
 }
 
@@ -76,8 +78,9 @@ export async function changeProject (db: Db, change: Change): Promise<{ project:
       const tag = projectTag(toProject(before))
       if (!change.ifMatch.includes(tag)) throw preconditionFailed(tag)
     }
+    const before = change.answer === 'before' ? await findProject(trx, id, personId) : null
     const { queued } = await change.write(trx, locked!.row)
-    const after = await findProject(trx, id, personId)
+    const after = change.answer === 'before' ? before : await findProject(trx, id, personId)
     if (after === null) throw projectNotFound()
     return { answer: toProject(after), queued }
   })
@@ -95,6 +98,20 @@ export async function setColumn (trx: Transaction<Database>, project: LockedProj
     .set({ ...set, updated_at: sql`now()` })
     .where('id', '=', project.id)
     .where(column, 'is distinct from', value)
+    .returning(['id', 'name', 'company_id'])
+    .executeTakeFirst()
+}
+
+/**
+ * Sets some of the locked project's own columns, unless each holds its value
+ * already (then nothing is written, nor recorded): the row as written, or undefined.
+ */
+export async function setColumns (trx: Transaction<Database>, project: LockedProject, set: Updateable<ProjectsTable>) {
+  const entries = Object.entries(set) as Array<[keyof ProjectsTable & string, unknown]>
+  return await trx.updateTable('projects')
+    .set({ ...set, updated_at: sql`now()` })
+    .where('id', '=', project.id)
+    .where((eb) => eb.or(entries.map(([column, value]) => eb(column, 'is distinct from', value as never))))
     .returning(['id', 'name', 'company_id'])
     .executeTakeFirst()
 }

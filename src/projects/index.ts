@@ -4,6 +4,7 @@ import getProject from './operations/get.js'
 import listProjects from './operations/list.js'
 import updateName from './operations/update-name.js'
 import updateDescription from './operations/update-description.js'
+import createProject from './operations/create.js'
 
 const projects: FastifyPluginAsync = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -11,6 +12,7 @@ const projects: FastifyPluginAsync = async (fastify) => {
   await fastify.register(listProjects)
   await fastify.register(updateName)
   await fastify.register(updateDescription)
+  await fastify.register(createProject)
 }
 
 export default projects
