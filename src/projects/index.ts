@@ -5,6 +5,8 @@ import listProjects from './operations/list.js'
 import updateName from './operations/update-name.js'
 import updateDescription from './operations/update-description.js'
 import createProject from './operations/create.js'
+import updateStartDate from './operations/update-start-date.js'
+import updateDueDate from './operations/update-due-date.js'
 
 const projects: FastifyPluginAsync = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -13,6 +15,8 @@ const projects: FastifyPluginAsync = async (fastify) => {
   await fastify.register(updateName)
   await fastify.register(updateDescription)
   await fastify.register(createProject)
+  await fastify.register(updateStartDate)
+  await fastify.register(updateDueDate)
 }
 
 export default projects
