@@ -13,7 +13,7 @@ type Privilege = 'SELECT' | 'UPDATE' | 'INSERT' | 'DELETE'
  */
 export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   api_tokens: ['SELECT', 'UPDATE'], // the token's use is recorded, at most once a minute
-  projects: ['SELECT', 'INSERT', 'UPDATE'], // projects/create, and the changes
+  projects: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // projects/create, the changes, projects/delete
   activities: ['SELECT', 'INSERT'], // inserted, and its id returned
   people: ['SELECT'],
   space_members: ['SELECT'],

@@ -35,8 +35,12 @@ export interface Change {
   ifMatch: string[] | null
   /** The level the change needs (edit, or full access). */
   level?: number
-  /** Which project the answer is: as it is after the write (the default), or as it was right before it (a deletion). */
-  answer?: 'after' | 'before'
+  /**
+   * Which project the answer is: as it is after the write (the default); as it was
+   * right before it (a deletion); or after it, unless the write took it out of the
+   * caller's sight (a move to a space they are no member of), then before it.
+   */
+  answer?: 'after' | 'before' | 'after_or_before'
   write: (trx: Transaction<Database>, project: LockedProject) => Promise<Written>
 }
 
@@ -78,9 +82,10 @@ export async function changeProject (db: Db, change: Change): Promise<{ project:
       const tag = projectTag(toProject(before))
       if (!change.ifMatch.includes(tag)) throw preconditionFailed(tag)
     }
-    const before = change.answer === 'before' ? await findProject(trx, id, personId) : null
+    const answer = change.answer ?? 'after'
+    const before = answer === 'after' ? null : await findProject(trx, id, personId)
     const { queued } = await change.write(trx, locked!.row)
-    const after = change.answer === 'before' ? before : await findProject(trx, id, personId)
+    const after = answer === 'before' ? before : (await findProject(trx, id, personId)) ?? before
     if (after === null) throw projectNotFound()
     return { answer: toProject(after), queued }
   })

@@ -45,6 +45,7 @@ const OPERATIONS = [
   `get ${API}/people/get_me`,
   `get ${PROJECTS}/get`, `get ${PROJECTS}/list`, `post ${PROJECTS}/update_description`, `post ${PROJECTS}/update_name`,
   `post ${PROJECTS}/create`, `post ${PROJECTS}/update_start_date`, `post ${PROJECTS}/update_due_date`,
+  `post ${PROJECTS}/update_parent_goal`, `post ${PROJECTS}/move_to_space`, `post ${PROJECTS}/delete`,
   `post ${WEBHOOKS}/create`, `get ${WEBHOOKS}/list`, `post ${WEBHOOKS}/delete`, `post ${WEBHOOKS}/rotate_secret`, `get ${WEBHOOKS}/list_deliveries`
 ].sort()
 const operationsOf = (d: Json) => Object.entries(d.paths as Json).flatMap(([path, item]) =>
@@ -105,6 +106,9 @@ t.test('every error status an operation can answer is listed with the error enve
     [`post ${PROJECTS}/create`]: mutation,
     [`post ${PROJECTS}/update_start_date`]: conditionalMutation,
     [`post ${PROJECTS}/update_due_date`]: conditionalMutation,
+    [`post ${PROJECTS}/update_parent_goal`]: conditionalMutation,
+    [`post ${PROJECTS}/move_to_space`]: conditionalMutation,
+    [`post ${PROJECTS}/delete`]: conditionalMutation,
     [`get ${PROJECTS}/get`]: [...query, '304'].sort(),
     [`get ${PROJECTS}/list`]: query,
     [`get ${API}/people/get_me`]: query,
@@ -176,6 +180,9 @@ t.test('each operation describes its own 404: what is not found, in its own word
     [`post ${PROJECTS}/create`]: 'space not found',
     [`post ${PROJECTS}/update_start_date`]: 'project not found',
     [`post ${PROJECTS}/update_due_date`]: 'project not found',
+    [`post ${PROJECTS}/update_parent_goal`]: 'project not found',
+    [`post ${PROJECTS}/move_to_space`]: 'project not found',
+    [`post ${PROJECTS}/delete`]: 'project not found',
     [`get ${PROJECTS}/get`]: 'project not found',
     [`post ${NOTIFICATIONS}/mark_as_read`]: 'notification not found',
     [`post ${NOTIFICATIONS}/mark_many_as_read`]: 'notification not found',
