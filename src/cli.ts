@@ -102,7 +102,9 @@ type Command =
   | { kind: 'webhooks delete', email: string, id: string }
   | { kind: 'webhooks deliveries', email: string, id: string, limit: number, json: boolean }
 
-const WEBHOOK_EVENT_NAMES = ['project.renamed', 'project.description_changed']
+const WEBHOOK_EVENT_NAMES = ['project.renamed', 'project.description_changed',
+  'project.created', 'project.start_date_changed', 'project.due_date_changed', 'project.goal_changed',
+  'project.moved', 'project.deleted']
 
 /** `webhooks <sub>`: each acts as the company admin named by --email, under the API's rules. */
 function parseWebhooks (rest: string[]): Command {

@@ -234,9 +234,9 @@ t.test('seed keys projects by their demo names after a rename', async (t) => {
 t.test('webhooks create, list, deliveries and delete act as a company admin, under the API\'s rules', async (t) => {
   // The demo's people, unless the tests before (which this one follows) seeded them.
   if (first === undefined) t.equal((await cli('seed', '--demo')).code, 0, 'seeded')
-  const refusedUsage = await cli('webhooks', 'create', '--email', 'erin@acme.test', '--url', 'https://hooks.example.com/a', '--events', 'project.deleted')
+  const refusedUsage = await cli('webhooks', 'create', '--email', 'erin@acme.test', '--url', 'https://hooks.example.com/a', '--events', 'project.exploded')
   t.equal(refusedUsage.code, 2, 'an unknown event is bad usage')
-  t.match(refusedUsage.stderr, /--events takes project.renamed and\/or project.description_changed/)
+  t.match(refusedUsage.stderr, /--events takes project.renamed and\/or project.description_changed and\/or project.created.*not 'project.exploded'/)
   const notAdmin = await cli('webhooks', 'list', '--email', 'alice@acme.test')
   t.equal(notAdmin.code, 1)
   t.match(notAdmin.stderr, /alice@acme.test is not an admin/)

@@ -222,6 +222,9 @@ export function client (server: FastifyInstance, token?: string) {
       server.inject({ method: 'POST', url: '/api/external/v1/projects/update_description', headers, payload: body as object }),
     get: (id: string): Promise<LightMyRequestResponse> =>
       server.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id }, headers }),
+    /** Any other projects/<operation> mutation (create, update_start_date, move_to_space, delete…). */
+    project: (operation: string, body: unknown, extra: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: `/api/external/v1/projects/${operation}`, headers: { ...headers, ...extra }, payload: body as object }),
     list: (query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
       server.inject({ method: 'GET', url: '/api/external/v1/projects/list', query, headers }),
     getMe: (query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>

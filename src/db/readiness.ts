@@ -13,11 +13,11 @@ type Privilege = 'SELECT' | 'UPDATE' | 'INSERT' | 'DELETE'
  */
 export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   api_tokens: ['SELECT', 'UPDATE'], // the token's use is recorded, at most once a minute
-  projects: ['SELECT', 'UPDATE'],
+  projects: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // projects/create, the changes, projects/delete
   activities: ['SELECT', 'INSERT'], // inserted, and its id returned
   people: ['SELECT'],
   space_members: ['SELECT'],
-  project_contributors: ['SELECT'],
+  project_contributors: ['SELECT', 'INSERT'], // a new project's champion, reviewer and creator
   project_pins: ['SELECT'],
   // What a project is built from (src/projects/query.ts).
   spaces: ['SELECT'],
@@ -26,7 +26,7 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   project_key_resources: ['SELECT'],
   project_check_ins: ['SELECT'],
   project_retrospectives: ['SELECT'],
-  project_task_statuses: ['SELECT'],
+  project_task_statuses: ['SELECT', 'INSERT'], // a new project's task statuses
   subscription_lists: ['SELECT', 'INSERT', 'UPDATE'], // made on a first mention (INSERT … ON CONFLICT DO UPDATE)
   subscriptions: ['SELECT', 'INSERT'], // a mention subscribes (INSERT … ON CONFLICT DO NOTHING)
   notifications: ['SELECT', 'INSERT', 'UPDATE'], // a description change notifies; marking as read

@@ -45,12 +45,16 @@ export interface SpacesTable {
   id: Generated<string>
   company_id: string
   name: string
+  /** The level the space gives the members of its company (Operately's company_permissions). */
+  company_access: Generated<AccessLevel>
   inserted_at: CreatedAt
 }
 
 export interface SpaceMembersTable {
   space_id: string
   person_id: string
+  /** The member's own level on the space. */
+  access_level: Generated<AccessLevel>
   inserted_at: CreatedAt
 }
 
@@ -224,6 +228,8 @@ export interface SigningKeysTable {
 }
 
 export type WebhookEvent = 'project.renamed' | 'project.description_changed'
+  | 'project.created' | 'project.start_date_changed' | 'project.due_date_changed' | 'project.goal_changed'
+  | 'project.moved' | 'project.deleted'
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'canceled'
 
 export interface WebhooksTable {

@@ -17,6 +17,8 @@ export interface ActivityInput {
   action: string
   content: Record<string, unknown>
   event: { type: WebhookEvent, change: Record<string, unknown> }
+  /** Recorded without the project's id: the activity of a deletion, which outlives its project and its cascade. */
+  detached?: boolean
 }
 
 /** Records the caller's change of `project` (its row as written) and queues its webhook event. */
@@ -24,7 +26,7 @@ export async function recordActivity (trx: Transaction<Database>, caller: Caller
   const activity = await trx.insertInto('activities')
     .values({
       company_id: project.company_id,
-      project_id: project.id,
+      project_id: input.detached === true ? null : project.id,
       author_id: caller.personId,
       token_id: caller.tokenId,
       action: input.action,

@@ -8,7 +8,7 @@ import { httpErrors } from '@fastify/sensible'
 import type { Caller } from '../auth/authenticate.js'
 import type { Db } from '../db/index.js'
 import type { Database, ProjectsTable } from '../db/types.js'
-import type { Selectable } from 'kysely'
+import type { Selectable, Updateable } from 'kysely'
 import { decodeId } from '../ids.js'
 import { jobsQueued } from '../db/jobs.js'
 import { statement } from '../db/statements.js'
@@ -36,6 +36,12 @@ export interface Change {
   ifMatch: string[] | null
   /** The level the change needs (edit, or full access). */
   level?: number
+  /**
+   * Which project the answer is: as it is after the write (the default); as it was
+   * right before it (a deletion); or after it, unless the write took it out of the
+   * caller's sight (a move to a space they are no member of), then before it.
+   */
+  answer?: 'after' | 'before' | 'after_or_before'
   write: (trx: Transaction<Database>, project: LockedProject) => Promise<Written>
 }
 
@@ -83,8 +89,10 @@ export async function changeProject (db: Db, change: Change): Promise<{ project:
       const tag = projectTag(toProject(before))
       if (!change.ifMatch.includes(tag)) throw preconditionFailed(tag)
     }
+    const which = change.answer ?? 'after'
+    const before = which === 'after' ? null : await findProject(trx, id, personId)
     const { queued } = await change.write(trx, locked)
-    const after = await findProject(trx, id, personId)
+    const after = which === 'before' ? before : (await findProject(trx, id, personId)) ?? before
     if (after === null) throw projectNotFound()
     return { answer: toProject(after), queued }
   })
@@ -102,6 +110,20 @@ export async function setColumn (trx: Transaction<Database>, project: LockedProj
     .set({ ...set, updated_at: sql`now()` })
     .where('id', '=', project.id)
     .where(column, 'is distinct from', value)
+    .returning(['id', 'name', 'company_id'])
+    .executeTakeFirst()
+}
+
+/**
+ * Sets some of the locked project's own columns, unless each holds its value
+ * already (then nothing is written, nor recorded): the row as written, or undefined.
+ */
+export async function setColumns (trx: Transaction<Database>, project: LockedProject, set: Updateable<ProjectsTable>) {
+  const entries = Object.entries(set) as Array<[keyof ProjectsTable & string, unknown]>
+  return await trx.updateTable('projects')
+    .set({ ...set, updated_at: sql`now()` })
+    .where('id', '=', project.id)
+    .where((eb) => eb.or(entries.map(([column, value]) => eb(column, 'is distinct from', value as never))))
     .returning(['id', 'name', 'company_id'])
     .executeTakeFirst()
 }

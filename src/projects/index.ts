@@ -4,6 +4,12 @@ import getProject from './operations/get.js'
 import listProjects from './operations/list.js'
 import updateName from './operations/update-name.js'
 import updateDescription from './operations/update-description.js'
+import createProject from './operations/create.js'
+import updateStartDate from './operations/update-start-date.js'
+import updateDueDate from './operations/update-due-date.js'
+import updateParentGoal from './operations/update-parent-goal.js'
+import moveToSpace from './operations/move-to-space.js'
+import deleteProject from './operations/delete.js'
 
 const projects: FastifyPluginAsync = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -11,6 +17,12 @@ const projects: FastifyPluginAsync = async (fastify) => {
   await fastify.register(listProjects)
   await fastify.register(updateName)
   await fastify.register(updateDescription)
+  await fastify.register(createProject)
+  await fastify.register(updateStartDate)
+  await fastify.register(updateDueDate)
+  await fastify.register(updateParentGoal)
+  await fastify.register(moveToSpace)
+  await fastify.register(deleteProject)
 }
 
 export default projects

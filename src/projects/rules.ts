@@ -3,12 +3,13 @@
 // text Postgres could not store exactly.
 import { invalidInput } from '../errors.js'
 import { isBlank, wellFormed } from '../http/input.js'
-import { DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, NAME_MAX_LENGTH } from './schemas.js'
+import { DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, NAME_MAX_LENGTH, type ContextualDateInput } from './schemas.js'
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
 
-export { requireId } from '../http/input.js'
+import { requireId } from '../http/input.js'
+export { requireId }
 
 export function normalizeName (value: string, path = '/name'): string {
   const name = wellFormed(value, path).trim()
@@ -58,4 +59,51 @@ export function checkDescription (value: string, path = '/description'): string 
   }
   if (parsed === null) throw invalidInput(path, 'must not be JSON null')
   return value
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+const DATE_VALUE_MAX_LENGTH = 255
+
+/** The label Operately requires of a month, quarter or year holding the date; null for a day (any label). */
+export function contextualValue (type: ContextualDateInput['date_type'], year: number, month: number): string | null {
+  if (type === 'month') return `${MONTHS[month - 1]} ${year}`
+  if (type === 'quarter') return `Q${Math.floor((month - 1) / 3) + 1} ${year}`
+  if (type === 'year') return String(year)
+  return null
+}
+
+/**
+ * A contextual date as Operately validates it, stricter where it would fail later:
+ * a real calendar date (year 1 to 9999), a label that is not blank, and for a
+ * month, quarter or year exactly the label its date gives (`Jun 2026`, `Q2 2026`,
+ * `2026`). Stored and answered as given. Null stays null (no date).
+ */
+export function checkContextualDate (input: ContextualDateInput | null, path: string): ContextualDateInput | null {
+  if (input === null) return null
+  const [year, month, day] = input.date.split('-').map(Number) as [number, number, number]
+  const date = new Date(0)
+  date.setUTCFullYear(year, month - 1, day)
+  if (year < 1 || date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) {
+    throw invalidInput(`${path}/date`, 'must be a calendar date (YYYY-MM-DD)')
+  }
+  const value = wellFormed(input.value, `${path}/value`)
+  if (isBlank(value)) throw invalidInput(`${path}/value`, 'must not be blank')
+  if (value.length > DATE_VALUE_MAX_LENGTH) throw invalidInput(`${path}/value`, `must be at most ${DATE_VALUE_MAX_LENGTH} characters`)
+  if (CONTROL.test(value)) throw invalidInput(`${path}/value`, 'must not contain control characters')
+  const expected = contextualValue(input.date_type, year, month)
+  if (expected !== null && value !== expected) {
+    throw invalidInput(`${path}/value`, `must be "${expected}" for a ${input.date_type} dated ${input.date}`)
+  }
+  return { date: input.date, date_type: input.date_type, value }
+}
+
+/** An optional id (absent or null: none), not blank when given. */
+export function optionalId (value: string | null | undefined, path: string): string | null {
+  return value === undefined || value === null ? null : requireId(value, path)
+}
+
+/** A day as Operately labels it (`Jun 30, 2026`), from YYYY-MM-DD. */
+export function dayLabel (date: string): string {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number]
+  return `${MONTHS[month - 1]} ${day}, ${year}`
 }

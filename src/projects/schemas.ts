@@ -182,7 +182,7 @@ export type Notification = Static<typeof NotificationSchema>
 
 // The examples of the OpenAPI document: the demo's Website Redesign as its champion
 // sees it after the two example requests below.
-const EXAMPLE_ID = 'website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh'
+export const EXAMPLE_ID = 'website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh'
 const EXAMPLE_DESCRIPTION = JSON.stringify({
   type: 'doc',
   content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Launch the new site by January.' }] }]
@@ -379,3 +379,33 @@ export const NO_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unk
   'cannot see it: one body for all, so existence never leaks.')
 export const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The project is unknown, its id cannot be decoded, it ' +
   'is archived, or the person cannot see it: one body for all, so existence never leaks.')
+
+/** Operately's access levels, as its `access_options_int` allows them. */
+export const ACCESS_LEVELS = [0, 10, 40, 70, 100] as const
+
+export const ContextualDateInputSchema = Type.Object({
+  date: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'The calendar date it stands for (YYYY-MM-DD); for a month, quarter or year, one of its days (usually its first or last)', examples: ['2026-06-30'] }),
+  date_type: Type.Enum(['day', 'month', 'quarter', 'year'], { description: 'How precise the date is' }),
+  value: Type.String({
+    description: 'The label a person reads: any text for a day (Operately writes `Jun 30, 2026`); for the others exactly ' +
+      'what the date gives: `Jun 2026` (month), `Q2 2026` (quarter), `2026` (year)',
+    examples: ['Q2 2026']
+  })
+}, { ...strict, description: "Operately's contextual date: a date as precisely as it was planned", examples: [{ date: '2026-06-30', date_type: 'quarter', value: 'Q2 2026' }] })
+
+export type ContextualDateInput = Static<typeof ContextualDateInputSchema>
+
+export const ProjectIdBodyField = ProjectIdField
+
+export const SuccessProjectResponseSchema = Type.Object({
+  success: Type.Boolean({ description: 'Always true (Operately\'s answer)' }),
+  project: Shared(ProjectSchema)
+}, {
+  ...strict,
+  headers: ETAG_HEADER,
+  description: "Operately's `success`, and the whole project as the token's person sees it after the change",
+  examples: [{ success: true, project: EXAMPLE_PROJECT }]
+})
+
+export const NO_EDITABLE_SPACE = notFoundExample('space not found', 'The space is unknown, its id cannot be decoded, it is ' +
+  'of another company, or the person cannot see it: one body for all.')

@@ -122,6 +122,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/external/v1/projects/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a project
+         * @description Starts a project in a space the token's person may edit in (edit access to the space: a member with edit or full access, a company member when the space gives its company edit access, or a company admin). An unknown or invisible space is 404, a visible one without edit access 403. Champion and reviewer must be people of the company (400), the goal a goal of the company (404). As in Operately, the champion and reviewer become contributors with their roles, and the creator a contributor with full access unless one of them; the three are subscribed to the project (`invited`), and the people the description mentions too (`mentioned`). The project starts today (a `day` start date), active, with Operately's task statuses. A `project_created` activity is recorded, the `project.created` webhook event queued and the subscribers but the creator notified. Needs a write token. Answers the whole project as the person sees it, with its `ETag`.
+         */
+        post: operations["createProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/update_start_date": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a project's start date
+         * @description Sets the project's start date (`start_date`, required): Operately's contextual date `{date, date_type, value}` or null for none, on a project the token's person may edit (access level 70 or more). The date must exist; a month, quarter or year must be labelled as its date gives it (`Jun 2026`, `Q2 2026`, `2026`); it is answered exactly as sent. As in Operately, a due date before the start date is accepted. A `project_start_date_updating` activity is recorded and the `project.start_date_changed` event queued, unless the date is the current one: that succeeds and records nothing. Archived projects are 404. Needs a write token. Answers Operately's `success` and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["updateProjectStartDate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/update_due_date": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a project's due date
+         * @description Sets the project's due date (`due_date`, required): Operately's contextual date `{date, date_type, value}` or null for none, on a project the token's person may edit (access level 70 or more). The date must exist; a month, quarter or year must be labelled as its date gives it (`Jun 2026`, `Q2 2026`, `2026`); it is answered exactly as sent. As in Operately, a due date before the start date is accepted. A `project_due_date_updating` activity is recorded and the `project.due_date_changed` event queued, and the subscribers are notified, unless the date is the current one: that succeeds and records nothing. Archived projects are 404. Needs a write token. Answers Operately's `success` and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["updateProjectDueDate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/update_parent_goal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a project's goal
+         * @description Links a project the token's person may edit (access level 70 or more) to a goal of its company (`goal_id`, required), or unlinks it (`null`). A goal that is unknown, of another company or archived is 404 `goal not found`, after the project's own checks. A `project_goal_connection` activity is recorded (Operately's name, for a link and an unlink alike), the `project.goal_changed` event queued and the subscribers notified, unless the goal is the current one: that succeeds and records nothing. Needs a write token. Answers Operately's `success` and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["updateProjectParentGoal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/move_to_space": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a project to another space
+         * @description Moves a project the token's person has full access to (level 100) to a space of its company they can view. A target space that is unknown, of another company or invisible to them is 404 `space not found`, after the project's own checks. The project keeps its access levels: its `space` level now applies to the members of the new space, as in Operately. A `project_moved` activity is recorded, the `project.moved` event queued and the subscribers notified; moving a project to its own space succeeds and records nothing. Needs a write token. Answers the whole project as the person sees it after the move, with its `ETag`; when the move took it out of their sight (its space level was their only access), as they saw it right before. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["moveProjectToSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a project
+         * @description Deletes a project the token's person has full access to (level 100), for good, as Operately does: the project and everything hanging off it (people, milestones, check-ins, subscriptions, pins), its activities, their notifications and their webhook deliveries not yet made. Afterwards it is 404 to every operation and absent from projects/list and notifications/list. A `project_deleted` activity is recorded without the project (it outlives it) and the `project.deleted` event queued. Needs a write token. Answers the whole project as the person saw it right before the deletion, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["deleteProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/external/v1/people/get_me": {
         parameters: {
             query?: never;
@@ -273,7 +393,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. A host is judged as DNS reads it: in lower case, international names in their ASCII form, without one trailing dot (`localhost.` is localhost). Port 0 is refused. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
+         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed` and `project.created` and `project.start_date_changed` and `project.due_date_changed` and `project.goal_changed` and `project.moved` and `project.deleted`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. A host is judged as DNS reads it: in lower case, international names in their ASCII form, without one trailing dot (`localhost.` is localhost). Port 0 is refused. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -733,7 +853,7 @@ export interface components {
             /** @description Where events are POSTed */
             url: string;
             /** @description The event types it receives */
-            events: ("project.renamed" | "project.description_changed")[];
+            events: ("project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted")[];
             /** @description What it is for */
             description: string;
             /** @description false once the endpoint answered 410 Gone, or kept failing for a whole retry schedule */
@@ -759,7 +879,7 @@ export interface components {
              * @description An event type
              * @enum {unknown}
              */
-            event_type: "project.renamed" | "project.description_changed";
+            event_type: "project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted";
             /**
              * @description pending: attempts go on; delivered: a 2xx answered; failed: every attempt failed; canceled: the endpoint was disabled first
              * @enum {unknown}
@@ -2409,6 +2529,2386 @@ export interface operations {
             };
         };
     };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "space_id": "4mJ8nC2f0Y3kqf1Sg5bWQr",
+                 *       "name": "Pricing page",
+                 *       "champion_id": "0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "anonymous_access_level": 0,
+                 *       "company_access_level": 40,
+                 *       "space_access_level": 70
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The space the project belongs to */
+                    space_id: string;
+                    /** @description Trimmed, 1 to 255 characters, no control characters */
+                    name: string;
+                    champion_id?: string | null;
+                    reviewer_id?: string | null;
+                    goal_id?: string | null;
+                    description?: string | null;
+                    /** @description Access of anyone: only 10 gives anything (view), as in Operately: 0 none, 10 view, 40 comment, 70 edit, 100 full */
+                    anonymous_access_level: 0 | 10 | 40 | 70 | 100;
+                    /** @description Access of the company's members: 0 whatever is asked when the space gives its company no access: 0 none, 10 view, 40 comment, 70 edit, 100 full */
+                    company_access_level: 0 | 10 | 40 | 70 | 100;
+                    /** @description Access of the space's members: 0 none, 10 view, 40 comment, 70 edit, 100 full */
+                    space_access_level: 0 | 10 | 40 | 70 | 100;
+                };
+            };
+        };
+        responses: {
+            /** @description The whole project, as the token's person sees it */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The space is unknown, its id cannot be decoded, it is of another company, or the person cannot see it: one body for all. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateProjectStartDate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "start_date": {
+                 *         "date": "2027-03-31",
+                 *         "date_type": "quarter",
+                 *         "value": "Q1 2027"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Project id (or canonical UUID) */
+                    project_id: string;
+                    start_date: {
+                        /**
+                         * @description The calendar date it stands for (YYYY-MM-DD); for a month, quarter or year, one of its days (usually its first or last)
+                         * @example 2026-06-30
+                         */
+                        date: string;
+                        /**
+                         * @description How precise the date is
+                         * @enum {unknown}
+                         */
+                        date_type: "day" | "month" | "quarter" | "year";
+                        /**
+                         * @description The label a person reads: any text for a day (Operately writes `Jun 30, 2026`); for the others exactly what the date gives: `Jun 2026` (month), `Q2 2026` (quarter), `2026` (year)
+                         * @example Q2 2026
+                         */
+                        value: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Operately's `success`, and the whole project as the token's person sees it after the change */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Always true (Operately's answer) */
+                        success: boolean;
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateProjectDueDate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "due_date": {
+                 *         "date": "2027-03-31",
+                 *         "date_type": "quarter",
+                 *         "value": "Q1 2027"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Project id (or canonical UUID) */
+                    project_id: string;
+                    due_date: {
+                        /**
+                         * @description The calendar date it stands for (YYYY-MM-DD); for a month, quarter or year, one of its days (usually its first or last)
+                         * @example 2026-06-30
+                         */
+                        date: string;
+                        /**
+                         * @description How precise the date is
+                         * @enum {unknown}
+                         */
+                        date_type: "day" | "month" | "quarter" | "year";
+                        /**
+                         * @description The label a person reads: any text for a day (Operately writes `Jun 30, 2026`); for the others exactly what the date gives: `Jun 2026` (month), `Q2 2026` (quarter), `2026` (year)
+                         * @example Q2 2026
+                         */
+                        value: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Operately's `success`, and the whole project as the token's person sees it after the change */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Always true (Operately's answer) */
+                        success: boolean;
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateProjectParentGoal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "goal_id": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Project id (or canonical UUID) */
+                    project_id: string;
+                    goal_id: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Operately's `success`, and the whole project as the token's person sees it after the change */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Always true (Operately's answer) */
+                        success: boolean;
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    moveProjectToSpace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "space_id": "4mJ8nC2f0Y3kqf1Sg5bWQr"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Project id (or canonical UUID) */
+                    project_id: string;
+                    /** @description The target space, of the project's company */
+                    space_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The whole project, as the token's person sees it */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Project id (or canonical UUID) */
+                    project_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The whole project, as the token's person sees it */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getMe: {
         parameters: {
             query?: {
@@ -3347,7 +5847,7 @@ export interface operations {
                      *       "project.renamed"
                      *     ]
                      */
-                    events?: ("project.renamed" | "project.description_changed")[];
+                    events?: ("project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted")[];
                     /**
                      * @description What it is for (default empty)
                      * @example Team chat

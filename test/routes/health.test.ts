@@ -183,6 +183,10 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   t.equal((await api.markManyAsRead([])).statusCode, 200)
   t.equal((await api.listWebhooks()).statusCode, 200)
   t.equal((await api.listDeliveries({ webhook_id: hook.json().webhook.id })).json().deliveries.length, 2, 'the rename\'s and the description\'s')
+  // A project's life: created in the space, then changed and deleted.
+  const created = await api.project('create', { space_id: (await api.get(project.publicId)).json().project.space_id, name: 'Born', anonymous_access_level: 0, company_access_level: 0, space_access_level: 70 })
+  t.equal(created.statusCode, 200)
+  t.equal((await api.project('delete', { project_id: created.json().project.id })).statusCode, 200)
   t.equal((await api.rotateWebhookSecret(hook.json().webhook.id)).statusCode, 200)
   t.equal((await api.deleteWebhook(hook.json().webhook.id)).statusCode, 200)
   // The list is the tables these statements name, no more and no fewer.

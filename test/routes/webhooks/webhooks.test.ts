@@ -10,6 +10,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import ipaddr from 'ipaddr.js'
 import { sql } from 'kysely'
 import t from 'tap'
+import { WEBHOOK_EVENTS } from '../../../src/webhooks/schemas.js'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { loadDemo } from '../../../src/db/demo.js'
 import { DELIVERY_QUEUE } from '../../../src/db/jobs.js'
@@ -68,7 +69,7 @@ t.test('an admin creates an endpoint: the secret once, the row as shown, all eve
   t.same(webhook, {
     id: shortId(row!.id),
     url: 'https://hooks.example.com/projects',
-    events: ['project.renamed', 'project.description_changed'],
+    events: [...WEBHOOK_EVENTS],
     description: 'Team chat',
     enabled: true,
     disabled_reason: null,
@@ -211,7 +212,7 @@ async function privateHostsFileNames (): Promise<string[]> {
 
 t.test('events and description are checked; unknown fields are 400', async (t) => {
   await reset()
-  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.deleted'] }), '/events/0')
+  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.exploded'] }), '/events/0')
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: [] }), '/events')
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.renamed', 'project.renamed'] }), '/events')
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: 'project.renamed' }), '/events')
