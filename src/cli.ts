@@ -102,7 +102,10 @@ type Command =
   | { kind: 'webhooks delete', email: string, id: string }
   | { kind: 'webhooks deliveries', email: string, id: string, limit: number, json: boolean }
 
-const WEBHOOK_EVENT_NAMES = ['project.renamed', 'project.description_changed']
+const WEBHOOK_EVENT_NAMES = ['project.renamed', 'project.description_changed',
+  'project.champion_changed', 'project.reviewer_changed',
+  'project.contributor_added', 'project.contributor_updated', 'project.contributor_removed',
+  'project.paused', 'project.resumed', 'project.closed']
 
 /** `webhooks <sub>`: each acts as the company admin named by --email, under the API's rules. */
 function parseWebhooks (rest: string[]): Command {

@@ -25,7 +25,7 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   project_milestones: ['SELECT'],
   project_key_resources: ['SELECT'],
   project_check_ins: ['SELECT'],
-  project_retrospectives: ['SELECT'],
+  project_retrospectives: ['SELECT', 'INSERT'], // written when a project is closed
   project_task_statuses: ['SELECT'],
   subscription_lists: ['SELECT', 'INSERT', 'UPDATE'], // made on a first mention (INSERT … ON CONFLICT DO UPDATE)
   subscriptions: ['SELECT', 'INSERT'], // a mention subscribes (INSERT … ON CONFLICT DO NOTHING)

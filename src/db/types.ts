@@ -224,6 +224,9 @@ export interface SigningKeysTable {
 }
 
 export type WebhookEvent = 'project.renamed' | 'project.description_changed'
+  | 'project.champion_changed' | 'project.reviewer_changed'
+  | 'project.contributor_added' | 'project.contributor_updated' | 'project.contributor_removed'
+  | 'project.paused' | 'project.resumed' | 'project.closed'
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'canceled'
 
 export interface WebhooksTable {

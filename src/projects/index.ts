@@ -4,6 +4,9 @@ import getProject from './operations/get.js'
 import listProjects from './operations/list.js'
 import updateName from './operations/update-name.js'
 import updateDescription from './operations/update-description.js'
+import pause from './operations/pause.js'
+import resume from './operations/resume.js'
+import close from './operations/close.js'
 
 const projects: FastifyPluginAsync = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -11,6 +14,9 @@ const projects: FastifyPluginAsync = async (fastify) => {
   await fastify.register(listProjects)
   await fastify.register(updateName)
   await fastify.register(updateDescription)
+  await fastify.register(pause)
+  await fastify.register(resume)
+  await fastify.register(close)
 }
 
 export default projects

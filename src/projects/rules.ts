@@ -2,7 +2,8 @@
 // not blank, descriptions that are JSON within the size and depth limits, and no
 // text Postgres could not store exactly.
 import { invalidInput } from '../errors.js'
-import { isBlank, wellFormed } from '../http/input.js'
+import { isBlank, requireId, wellFormed } from '../http/input.js'
+import { decodeId } from '../ids.js'
 import { DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, NAME_MAX_LENGTH } from './schemas.js'
 
 // eslint-disable-next-line no-control-regex
@@ -58,4 +59,12 @@ export function checkDescription (value: string, path = '/description'): string 
   }
   if (parsed === null) throw invalidInput(path, 'must not be JSON null')
   return value
+}
+
+/** A person's id as the client sent it (public or UUID), decoded; 400 when it decodes to nothing. */
+export function personId (value: string, path: string): string {
+  requireId(value, path)
+  const id = decodeId(value.trim())
+  if (id === null) throw invalidInput(path, "must be a person's id")
+  return id
 }

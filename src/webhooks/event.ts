@@ -23,6 +23,8 @@ export type EventChange =
   | { old_name: string, new_name: string }
   /** The new description; null with `description_omitted` when it is over 64 KiB. */
   | { description: string | null, description_omitted: boolean, description_bytes: number }
+  /** Every other event's change, stored as it is sent (its ids already public). */
+  | Record<string, unknown>
 
 /** The request body sent to every endpoint, on every attempt. */
 export type EventBody = Event<EventChange>
@@ -36,6 +38,7 @@ function change (type: WebhookEvent, stored: Record<string, unknown>): EventChan
   if (type === 'project.renamed') {
     return { old_name: String(stored.old_name), new_name: String(stored.new_name) }
   }
+  if (type !== 'project.description_changed') return stored
   const description = stored.description
   return {
     description: typeof description === 'string' ? description : null,

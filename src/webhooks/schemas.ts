@@ -5,7 +5,10 @@ import { WEBHOOK_URL_MAX_LENGTH } from '../webhooks/targets.js'
 
 const strict = { additionalProperties: false } as const
 
-export const WEBHOOK_EVENTS = ['project.renamed', 'project.description_changed'] as const
+export const WEBHOOK_EVENTS = ['project.renamed', 'project.description_changed',
+  'project.champion_changed', 'project.reviewer_changed',
+  'project.contributor_added', 'project.contributor_updated', 'project.contributor_removed',
+  'project.paused', 'project.resumed', 'project.closed'] as const
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500
 /** Deliveries webhooks/list_deliveries answers when none is asked for, and the most. */
 export const DELIVERY_PAGE = { default: 50, max: 100 } as const

@@ -185,6 +185,11 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   t.equal((await api.listDeliveries({ webhook_id: hook.json().webhook.id })).json().deliveries.length, 2, 'the rename\'s and the description\'s')
   t.equal((await api.rotateWebhookSecret(hook.json().webhook.id)).statusCode, 200)
   t.equal((await api.deleteWebhook(hook.json().webhook.id)).statusCode, 200)
+  // A project's lifecycle: paused, resumed, closed with its retrospective.
+  const text = JSON.stringify({ type: 'doc', content: [] })
+  t.equal((await api.projects('pause', { project_id: project.publicId, message: text })).statusCode, 200)
+  t.equal((await api.projects('resume', { project_id: project.publicId, message: text })).statusCode, 200)
+  t.equal((await api.projects('close', { project_id: project.publicId, retrospective: text, success_status: 'achieved' })).statusCode, 200)
   // The list is the tables these statements name, no more and no fewer.
   // A schema-qualified table ("pgboss"."job") is named as TABLE_PRIVILEGES names it.
   const sent = statements.map((s) => SCHEMAS.reduce((text, schema) => text.replace(new RegExp(`"${schema}"\\."(\\w+)"`, 'g'), `"${schema}.$1"`), s))
