@@ -17,7 +17,7 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   activities: ['SELECT', 'INSERT'], // inserted, and its id returned
   people: ['SELECT'],
   space_members: ['SELECT'],
-  project_contributors: ['SELECT'],
+  project_contributors: ['SELECT', 'INSERT', 'UPDATE'], // champions and reviewers are handed over
   project_pins: ['SELECT'],
   // What a project is built from (src/projects/query.ts).
   spaces: ['SELECT'],
@@ -28,7 +28,7 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   project_retrospectives: ['SELECT', 'INSERT'], // written when a project is closed
   project_task_statuses: ['SELECT'],
   subscription_lists: ['SELECT', 'INSERT', 'UPDATE'], // made on a first mention (INSERT … ON CONFLICT DO UPDATE)
-  subscriptions: ['SELECT', 'INSERT'], // a mention subscribes (INSERT … ON CONFLICT DO NOTHING)
+  subscriptions: ['SELECT', 'INSERT', 'UPDATE'], // a mention subscribes (INSERT … ON CONFLICT DO NOTHING); a new champion's canceled one is taken up again
   notifications: ['SELECT', 'INSERT', 'UPDATE'], // a description change notifies; marking as read
   companies: ['SELECT'], // companies/get
   signing_keys: ['SELECT'], // read once, for page cursors

@@ -7,6 +7,8 @@ import updateDescription from './operations/update-description.js'
 import pause from './operations/pause.js'
 import resume from './operations/resume.js'
 import close from './operations/close.js'
+import updateChampion from './operations/update-champion.js'
+import updateReviewer from './operations/update-reviewer.js'
 
 const projects: FastifyPluginAsync = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -17,6 +19,8 @@ const projects: FastifyPluginAsync = async (fastify) => {
   await fastify.register(pause)
   await fastify.register(resume)
   await fastify.register(close)
+  await fastify.register(updateChampion)
+  await fastify.register(updateReviewer)
 }
 
 export default projects

@@ -185,7 +185,10 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   t.equal((await api.listDeliveries({ webhook_id: hook.json().webhook.id })).json().deliveries.length, 2, 'the rename\'s and the description\'s')
   t.equal((await api.rotateWebhookSecret(hook.json().webhook.id)).statusCode, 200)
   t.equal((await api.deleteWebhook(hook.json().webhook.id)).statusCode, 200)
-  // A project's lifecycle: paused, resumed, closed with its retrospective.
+  // A project's lifecycle: a new champion and reviewer, paused, resumed, closed with its retrospective.
+  t.equal((await api.projects('update_champion', { project_id: project.publicId, champion_id: shortId(mentioned.id) })).statusCode, 200)
+  t.equal((await api.projects('update_reviewer', { project_id: project.publicId, reviewer_id: shortId(mentioned.id) })).statusCode, 200)
+  t.equal((await api.projects('update_champion', { project_id: project.publicId, champion_id: shortId(mentioned.id) })).statusCode, 200)
   const text = JSON.stringify({ type: 'doc', content: [] })
   t.equal((await api.projects('pause', { project_id: project.publicId, message: text })).statusCode, 200)
   t.equal((await api.projects('resume', { project_id: project.publicId, message: text })).statusCode, 200)
