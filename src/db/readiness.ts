@@ -17,7 +17,7 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   activities: ['SELECT', 'INSERT'], // inserted, and its id returned
   people: ['SELECT'],
   space_members: ['SELECT'],
-  project_contributors: ['SELECT', 'INSERT', 'UPDATE'], // champions and reviewers are handed over
+  project_contributors: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // champions, reviewers and contributors change
   project_pins: ['SELECT'],
   // What a project is built from (src/projects/query.ts).
   spaces: ['SELECT'],

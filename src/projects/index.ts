@@ -9,6 +9,9 @@ import resume from './operations/resume.js'
 import close from './operations/close.js'
 import updateChampion from './operations/update-champion.js'
 import updateReviewer from './operations/update-reviewer.js'
+import createContributor from './operations/create-contributor.js'
+import updateContributor from './operations/update-contributor.js'
+import deleteContributor from './operations/delete-contributor.js'
 
 const projects: FastifyPluginAsync = async (fastify) => {
   fastify.addHook('onRequest', fastify.authenticate)
@@ -21,6 +24,9 @@ const projects: FastifyPluginAsync = async (fastify) => {
   await fastify.register(close)
   await fastify.register(updateChampion)
   await fastify.register(updateReviewer)
+  await fastify.register(createContributor)
+  await fastify.register(updateContributor)
+  await fastify.register(deleteContributor)
 }
 
 export default projects

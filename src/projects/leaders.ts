@@ -25,14 +25,17 @@ export async function companyPerson (trx: Transaction<Database>, companyId: stri
   return person
 }
 
-/** Gives `role` to `personId` (null: to nobody); nothing is written or recorded when they hold it already. */
-export async function handOver (trx: Transaction<Database>, caller: Caller, project: LockedProject, role: Leader, personId: string | null): Promise<Recorded | null> {
+/** The one who held the role and the one who holds it now. */
+interface Transfer { from: { id: string, full_name: string } | null, to: { id: string, full_name: string } | null }
+
+/** Gives `role` to `personId` (null: to nobody), unless they hold it already (then null). Records nothing. */
+export async function transferRole (trx: Transaction<Database>, project: LockedProject, role: Leader, personId: string | null, path = `/${role}_id`): Promise<Transfer | null> {
   const current = await trx.selectFrom('project_contributors as c').innerJoin('people as pe', 'pe.id', 'c.person_id')
     .select(['c.id', 'c.person_id', 'pe.full_name'])
     .where('c.project_id', '=', project.id).where('c.role', '=', role)
     .executeTakeFirst()
   if ((current?.person_id ?? null) === personId) return null
-  const next = personId === null ? null : await companyPerson(trx, project.company_id, personId, `/${role}_id`)
+  const next = personId === null ? null : await companyPerson(trx, project.company_id, personId, path)
   if (current !== undefined) {
     await trx.updateTable('project_contributors').set({ role: 'contributor', access_level: ACCESS.full }).where('id', '=', current.id).execute()
   }
@@ -43,16 +46,20 @@ export async function handOver (trx: Transaction<Database>, caller: Caller, proj
       .execute()
     await subscribeInvited(trx, project.id, next.id)
   }
+  return { from: current === undefined ? null : { id: current.person_id, full_name: current.full_name }, to: next }
+}
+
+/** Gives `role` to `personId` and records it; nothing is written or recorded when they hold it already. */
+export async function handOver (trx: Transaction<Database>, caller: Caller, project: LockedProject, role: Leader, personId: string | null): Promise<Recorded | null> {
+  const moved = await transferRole(trx, project, role, personId)
+  if (moved === null) return null
   const action = `project_${role}_updating`
-  const named = (person: { id: string, full_name: string } | null | undefined) => person == null ? null : { id: shortId(person.id), full_name: person.full_name }
+  const named = (person: { id: string, full_name: string } | null) => person === null ? null : { id: shortId(person.id), full_name: person.full_name }
   const recorded = await recordActivity(trx, caller, project, {
     action,
-    content: { [`old_${role}_id`]: current?.person_id ?? null, [`new_${role}_id`]: next?.id ?? null },
-    event: {
-      type: `project.${role}_changed`,
-      change: { [`old_${role}`]: named(current === undefined ? null : { id: current.person_id, full_name: current.full_name }), [`new_${role}`]: named(next) }
-    }
+    content: { [`old_${role}_id`]: moved.from?.id ?? null, [`new_${role}_id`]: moved.to?.id ?? null },
+    event: { type: `project.${role}_changed`, change: { [`old_${role}`]: named(moved.from), [`new_${role}`]: named(moved.to) } }
   })
-  await notifySubscribers(trx, { id: recorded.activityId, projectId: project.id, authorId: caller.personId, action }, next === null ? [] : [next.id])
+  await notifySubscribers(trx, { id: recorded.activityId, projectId: project.id, authorId: caller.personId, action }, moved.to === null ? [] : [moved.to.id])
   return recorded
 }

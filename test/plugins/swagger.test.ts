@@ -39,7 +39,7 @@ const methodsOf = (route: RouteOptions) => [route.method].flat().filter((m) => m
 const apiRoutes = routes.filter((r) => r.url.startsWith(`${API}/`) && r.url !== DOCUMENT_URL && methodsOf(r).length > 0)
 // The API's operations, each under the resource it is tagged with.
 // Issue 64's operations of this branch: project mutations, each conditional.
-const LIFECYCLE = ['pause', 'resume', 'close', 'update_champion', 'update_reviewer']
+const LIFECYCLE = ['pause', 'resume', 'close', 'update_champion', 'update_reviewer', 'create_contributor', 'update_contributor', 'delete_contributor']
 const OPERATIONS = [
   `get ${API}/companies/get`,
   `get ${NOTIFICATIONS}/get_unread_count`, `get ${NOTIFICATIONS}/list`, `post ${NOTIFICATIONS}/mark_all_as_read`,

@@ -185,7 +185,11 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   t.equal((await api.listDeliveries({ webhook_id: hook.json().webhook.id })).json().deliveries.length, 2, 'the rename\'s and the description\'s')
   t.equal((await api.rotateWebhookSecret(hook.json().webhook.id)).statusCode, 200)
   t.equal((await api.deleteWebhook(hook.json().webhook.id)).statusCode, 200)
-  // A project's lifecycle: a new champion and reviewer, paused, resumed, closed with its retrospective.
+  // A project's lifecycle: a contributor added, changed, removed; a new champion and reviewer; paused, resumed, closed.
+  const added = await api.projects('create_contributor', { project_id: project.publicId, person_id: shortId(mentioned.id), responsibility: 'QA', permissions: 'view_access' })
+  t.equal(added.statusCode, 200)
+  t.equal((await api.projects('update_contributor', { contrib_id: added.json().contributor.id, permissions: 'edit_access' })).statusCode, 200)
+  t.equal((await api.projects('delete_contributor', { contrib_id: added.json().contributor.id })).statusCode, 200)
   t.equal((await api.projects('update_champion', { project_id: project.publicId, champion_id: shortId(mentioned.id) })).statusCode, 200)
   t.equal((await api.projects('update_reviewer', { project_id: project.publicId, reviewer_id: shortId(mentioned.id) })).statusCode, 200)
   t.equal((await api.projects('update_champion', { project_id: project.publicId, champion_id: shortId(mentioned.id) })).statusCode, 200)
