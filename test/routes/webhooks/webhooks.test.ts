@@ -15,6 +15,7 @@ import { loadDemo } from '../../../src/db/demo.js'
 import { DELIVERY_QUEUE } from '../../../src/db/jobs.js'
 import { shortId } from '../../../src/ids.js'
 import { isPublicAddress } from '../../../src/webhooks/targets.js'
+import { WEBHOOK_EVENTS } from '../../../src/webhooks/schemas.js'
 import { build, createPerson, expectInvalidInput, tokenFor } from '../../helper.js'
 
 const { app, db } = await build(t)
@@ -68,7 +69,7 @@ t.test('an admin creates an endpoint: the secret once, the row as shown, all eve
   t.same(webhook, {
     id: shortId(row!.id),
     url: 'https://hooks.example.com/projects',
-    events: ['project.renamed', 'project.description_changed'],
+    events: [...WEBHOOK_EVENTS],
     description: 'Team chat',
     enabled: true,
     disabled_reason: null,
