@@ -104,7 +104,10 @@ type Command =
 
 const WEBHOOK_EVENT_NAMES = ['project.renamed', 'project.description_changed',
   'project.created', 'project.start_date_changed', 'project.due_date_changed', 'project.goal_changed',
-  'project.moved', 'project.deleted']
+  'project.moved', 'project.deleted',
+  'project.champion_changed', 'project.reviewer_changed',
+  'project.contributor_added', 'project.contributor_updated', 'project.contributor_removed',
+  'project.paused', 'project.resumed', 'project.closed']
 
 /** `webhooks <sub>`: each acts as the company admin named by --email, under the API's rules. */
 function parseWebhooks (rest: string[]): Command {

@@ -220,6 +220,9 @@ export function client (server: FastifyInstance, token?: string) {
       server.inject({ method: 'POST', url: '/api/external/v1/projects/update_name', headers, payload: body as object }),
     updateDescription: (body: unknown): Promise<LightMyRequestResponse> =>
       server.inject({ method: 'POST', url: '/api/external/v1/projects/update_description', headers, payload: body as object }),
+    /** Any other projects/<op> mutation (issue 64's lifecycle). */
+    projects: (op: string, body: unknown): Promise<LightMyRequestResponse> =>
+      server.inject({ method: 'POST', url: `/api/external/v1/projects/${op}`, headers, payload: body as object }),
     get: (id: string): Promise<LightMyRequestResponse> =>
       server.inject({ method: 'GET', url: '/api/external/v1/projects/get', query: { id }, headers }),
     /** Any other projects/<operation> mutation (create, update_start_date, move_to_space, delete…). */

@@ -17,7 +17,7 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   activities: ['SELECT', 'INSERT'], // inserted, and its id returned
   people: ['SELECT'],
   space_members: ['SELECT'],
-  project_contributors: ['SELECT', 'INSERT'], // a new project's champion, reviewer and creator
+  project_contributors: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // a new project's people; champions, reviewers and contributors change
   project_pins: ['SELECT'],
   // What a project is built from (src/projects/query.ts).
   spaces: ['SELECT'],
@@ -25,10 +25,10 @@ export const TABLE_PRIVILEGES: Record<string, readonly Privilege[]> = {
   project_milestones: ['SELECT'],
   project_key_resources: ['SELECT'],
   project_check_ins: ['SELECT'],
-  project_retrospectives: ['SELECT'],
+  project_retrospectives: ['SELECT', 'INSERT'], // written when a project is closed
   project_task_statuses: ['SELECT', 'INSERT'], // a new project's task statuses
   subscription_lists: ['SELECT', 'INSERT', 'UPDATE'], // made on a first mention (INSERT … ON CONFLICT DO UPDATE)
-  subscriptions: ['SELECT', 'INSERT'], // a mention subscribes (INSERT … ON CONFLICT DO NOTHING)
+  subscriptions: ['SELECT', 'INSERT', 'UPDATE'], // a mention subscribes (INSERT … ON CONFLICT DO NOTHING); a new champion's canceled one is taken up again
   notifications: ['SELECT', 'INSERT', 'UPDATE'], // a description change notifies; marking as read
   companies: ['SELECT'], // companies/get
   signing_keys: ['SELECT'], // read once, for page cursors

@@ -230,6 +230,9 @@ export interface SigningKeysTable {
 export type WebhookEvent = 'project.renamed' | 'project.description_changed'
   | 'project.created' | 'project.start_date_changed' | 'project.due_date_changed' | 'project.goal_changed'
   | 'project.moved' | 'project.deleted'
+  | 'project.champion_changed' | 'project.reviewer_changed'
+  | 'project.contributor_added' | 'project.contributor_updated' | 'project.contributor_removed'
+  | 'project.paused' | 'project.resumed' | 'project.closed'
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'canceled'
 
 export interface WebhooksTable {

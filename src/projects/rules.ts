@@ -3,6 +3,7 @@
 // text Postgres could not store exactly.
 import { invalidInput } from '../errors.js'
 import { isBlank, wellFormed } from '../http/input.js'
+import { decodeId } from '../ids.js'
 import { DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, NAME_MAX_LENGTH, type ContextualDateInput } from './schemas.js'
 
 // eslint-disable-next-line no-control-regex
@@ -106,4 +107,12 @@ export function optionalId (value: string | null | undefined, path: string): str
 export function dayLabel (date: string): string {
   const [year, month, day] = date.split('-').map(Number) as [number, number, number]
   return `${MONTHS[month - 1]} ${day}, ${year}`
+}
+
+/** A person's id as the client sent it (public or UUID), decoded; 400 when it decodes to nothing. */
+export function personId (value: string, path: string): string {
+  requireId(value, path)
+  const id = decodeId(value.trim())
+  if (id === null) throw invalidInput(path, "must be a person's id")
+  return id
 }

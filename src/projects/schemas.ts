@@ -409,3 +409,119 @@ export const SuccessProjectResponseSchema = Type.Object({
 
 export const NO_EDITABLE_SPACE = notFoundExample('space not found', 'The space is unknown, its id cannot be decoded, it is ' +
   'of another company, or the person cannot see it: one body for all.')
+
+// The lifecycle of a project (issue 64): who leads it, who works on it, and its
+// pauses, resumption and closing.
+
+/** A person's id: public (base62) or a canonical UUID. */
+const PersonIdField = (description: string) => Type.String({ description, examples: [alice.id] })
+
+/** The most people one pause, resume or close may name to notify. */
+export const SUBSCRIBERS_MAX = 1000
+
+const EXAMPLE_MESSAGE = JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Waiting for the budget.' }] }] })
+
+/** What pause, resume and close take beside their own text: who is told. */
+const Announcement = {
+  send_notifications_to_everyone: Type.Optional(Nullable(Type.Boolean({ description: 'true: the project\'s contributors are notified too' }))),
+  subscriber_ids: Type.Optional(Nullable(Type.Array(Type.String(), {
+    maxItems: SUBSCRIBERS_MAX,
+    description: `People of the project's company to notify (their ids), at most ${SUBSCRIBERS_MAX}; those who cannot view the project are left out`
+  })))
+}
+
+const EXAMPLE_RETROSPECTIVE = {
+  id: '2bT0mYqgkS9a4cP0lQ6Zr1', content: EXAMPLE_MESSAGE, author: alice, closed_at: '2026-11-22T01:57:03.646Z', success_status: 'achieved'
+} as const
+const CLOSED_PROJECT: Project = {
+  ...EXAMPLE_PROJECT, state: 'closed', status: 'achieved', success_status: 'achieved', closed_at: EXAMPLE_RETROSPECTIVE.closed_at, retrospective: EXAMPLE_RETROSPECTIVE
+}
+
+const RichText = (description: string) => Type.String({ description: `${description}: JSON text (a rich-text document), ${DESCRIPTION_LIMITS}` })
+
+export const PauseBodySchema = Type.Object({
+  project_id: ProjectIdField,
+  message: RichText('Why the project is paused'),
+  ...Announcement
+}, { ...strict, examples: [{ project_id: EXAMPLE_ID, message: EXAMPLE_MESSAGE, subscriber_ids: [erin.id] }] })
+
+export const ResumeBodySchema = Type.Object({
+  project_id: ProjectIdField,
+  message: RichText('Why the project goes on'),
+  ...Announcement
+}, { ...strict, examples: [{ project_id: EXAMPLE_ID, message: EXAMPLE_MESSAGE }] })
+
+export const CloseBodySchema = Type.Object({
+  project_id: ProjectIdField,
+  retrospective: RichText('What went well, what did not, what was learnt'),
+  success_status: Type.Enum(['achieved', 'missed'], { description: 'Whether the project achieved what it set out to' }),
+  ...Announcement
+}, { ...strict, examples: [{ project_id: EXAMPLE_ID, retrospective: EXAMPLE_MESSAGE, success_status: 'achieved', send_notifications_to_everyone: true }] })
+
+export const CloseResponseSchema = Type.Object({
+  retrospective: Type.Object({
+    ...RetrospectiveSchema.properties,
+    champion: Nullable(Shared(PersonSchema)),
+    reviewer: Nullable(Shared(PersonSchema))
+  }, { ...strict, description: 'The retrospective just written, with the project\'s champion and reviewer (Operately\'s shape)' }),
+  project: Shared(ProjectSchema)
+}, {
+  ...strict,
+  headers: ETAG_HEADER,
+  description: "The retrospective, and the whole project as the token's person sees it now",
+  examples: [{ retrospective: { ...EXAMPLE_RETROSPECTIVE, champion: alice, reviewer: erin }, project: CLOSED_PROJECT }]
+})
+
+export const UpdateChampionBodySchema = Type.Object({
+  project_id: ProjectIdField,
+  champion_id: Nullable(PersonIdField('The new champion: a person of the project\'s company, not suspended; null: no champion'))
+}, { ...strict, examples: [{ project_id: EXAMPLE_ID, champion_id: alice.id }] })
+
+export const UpdateReviewerBodySchema = Type.Object({
+  project_id: ProjectIdField,
+  reviewer_id: Nullable(PersonIdField('The new reviewer: a person of the project\'s company, not suspended; null: no reviewer'))
+}, { ...strict, examples: [{ project_id: EXAMPLE_ID, reviewer_id: erin.id }] })
+
+export const SuccessResponseSchema = Type.Object({
+  success: Type.Boolean({ description: 'Always true (Operately\'s answer)' }),
+  project: Shared(ProjectSchema)
+}, { ...strict, headers: ETAG_HEADER, description: "Done, and the whole project as the token's person sees it now", examples: [{ success: true, project: EXAMPLE_PROJECT }] })
+
+/** Operately's access options a contributor may be given, and their levels. */
+export const CONTRIBUTOR_PERMISSIONS = { view_access: 10, comment_access: 40, edit_access: 70, full_access: 100 } as const
+const Permissions = Type.Enum(Object.keys(CONTRIBUTOR_PERMISSIONS) as Array<keyof typeof CONTRIBUTOR_PERMISSIONS>, {
+  description: 'Access the contributor gets: view_access 10, comment_access 40, edit_access 70, full_access 100; never more than the caller has'
+})
+const Role = Type.Enum(['champion', 'reviewer', 'contributor'], { description: 'The contributor\'s role (default contributor)' })
+const Responsibility = Type.String({ description: 'What the contributor is responsible for; at most 255 characters' })
+const ContribIdField = Type.String({ description: 'A contributor\'s id (contributors[].id of the project)', examples: ['5YGEXPcufFJnfaWmsKG0If'] })
+
+export const CreateContributorBodySchema = Type.Object({
+  project_id: ProjectIdField,
+  person_id: PersonIdField('A person of the project\'s company, not suspended, not yet on the project'),
+  responsibility: Responsibility,
+  permissions: Permissions,
+  role: Type.Optional(Nullable(Role))
+}, { ...strict, examples: [{ project_id: EXAMPLE_ID, person_id: erin.id, responsibility: 'Runs the launch', permissions: 'edit_access', role: 'contributor' }] })
+
+export const UpdateContributorBodySchema = Type.Object({
+  contrib_id: ContribIdField,
+  person_id: Type.Optional(Nullable(PersonIdField('Hand the contributor\'s role to this person (a champion or reviewer is replaced)'))),
+  responsibility: Type.Optional(Nullable(Responsibility)),
+  permissions: Type.Optional(Nullable(Permissions)),
+  role: Type.Optional(Nullable(Role))
+}, { ...strict, examples: [{ contrib_id: '5YGEXPcufFJnfaWmsKG0If', responsibility: 'Runs the launch', permissions: 'comment_access' }] })
+
+export const DeleteContributorBodySchema = Type.Object({
+  contrib_id: ContribIdField
+}, { ...strict, examples: [{ contrib_id: '5YGEXPcufFJnfaWmsKG0If' }] })
+
+export const ContributorResponseSchema = Type.Object({
+  contributor: Shared(ContributorSchema),
+  project: Shared(ProjectSchema)
+}, {
+  ...strict,
+  headers: ETAG_HEADER,
+  description: "The contributor (as it was, when removed), and the whole project as the token's person sees it now",
+  examples: [{ contributor: EXAMPLE_PROJECT.contributors[1], project: EXAMPLE_PROJECT }]
+})

@@ -75,3 +75,46 @@ export async function notifySubscribers (trx: Transaction<Database>, activity: {
       ]))
     .execute()
 }
+
+/**
+ * Subscribes `personId` to the project's list as `invited` (the list is made when
+ * the project has none); a canceled subscription of theirs is taken up again, as
+ * Operately does for a new champion, reviewer or contributor.
+ */
+export async function subscribeInvited (trx: Transaction<Database>, projectId: string, personId: string): Promise<void> {
+  const list = await trx.insertInto('subscription_lists')
+    .values({ project_id: projectId })
+    .onConflict((oc) => oc.column('project_id').doUpdateSet((eb) => ({ project_id: eb.ref('excluded.project_id') })))
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  await trx.insertInto('subscriptions')
+    .values({ subscription_list_id: list.id, person_id: personId, type: 'invited' })
+    .onConflict((oc) => oc.columns(['subscription_list_id', 'person_id']).doUpdateSet({ canceled: false }).where('subscriptions.canceled', '=', true))
+    .execute()
+}
+
+/**
+ * Notifies the people `personIds` names of an activity, each once: those who can
+ * view the project, never the author or a suspended person (Operately's rule for
+ * the people chosen when a project is paused, resumed or closed, or added to it).
+ */
+export async function notifyPeople (trx: Transaction<Database>, activity: { id: string, projectId: string, authorId: string, action: string }, personIds: string[]): Promise<void> {
+  const wanted = [...new Set(personIds)].filter((id) => id !== activity.authorId)
+  if (wanted.length === 0) return
+  await trx.insertInto('notifications')
+    .columns(['id', 'person_id', 'project_id', 'activity_id', 'author_id', 'action'])
+    .expression((eb) => eb.selectFrom('people as pe')
+      .innerJoin('projects as p', (join) => join.on('p.id', '=', activity.projectId))
+      .where('pe.id', 'in', wanted)
+      .where('pe.suspended_at', 'is', null)
+      .where((eb) => hasAccess(eb.table('p'), eb.table('pe'), ACCESS.view))
+      .select([
+        sql<string>`time_ordered_uuid(sha256(uuid_send(${activity.id}::uuid) || uuid_send(pe.id)))`.as('id'),
+        'pe.id as person_id',
+        sql<string>`${activity.projectId}::uuid`.as('project_id'),
+        sql<string>`${activity.id}::uuid`.as('activity_id'),
+        sql<string>`${activity.authorId}::uuid`.as('author_id'),
+        sql<string>`${activity.action}`.as('action')
+      ]))
+    .execute()
+}

@@ -23,7 +23,7 @@ export type EventChange =
   | { old_name: string, new_name: string }
   /** The new description; null with `description_omitted` when it is over 64 KiB. */
   | { description: string | null, description_omitted: boolean, description_bytes: number }
-  /** A project's life (created, dates, goal, space, deleted): stored as sent, with public ids. */
+  /** Every other event's change, stored as it is sent (its ids already public). */
   | Record<string, unknown>
 
 /** The request body sent to every endpoint, on every attempt. */

@@ -7,7 +7,10 @@ const strict = { additionalProperties: false } as const
 
 export const WEBHOOK_EVENTS = ['project.renamed', 'project.description_changed',
   'project.created', 'project.start_date_changed', 'project.due_date_changed', 'project.goal_changed',
-  'project.moved', 'project.deleted'] as const
+  'project.moved', 'project.deleted',
+  'project.champion_changed', 'project.reviewer_changed',
+  'project.contributor_added', 'project.contributor_updated', 'project.contributor_removed',
+  'project.paused', 'project.resumed', 'project.closed'] as const
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500
 /** Deliveries webhooks/list_deliveries answers when none is asked for, and the most. */
 export const DELIVERY_PAGE = { default: 50, max: 100 } as const

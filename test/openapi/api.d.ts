@@ -242,6 +242,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/external/v1/projects/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a project
+         * @description Pauses an active project the token's person may edit (access level 70 or more): its state becomes `paused`. A paused or closed project cannot be paused (400). `message` says why: a string holding JSON text (a rich-text document), checked as a description is; the people it mentions are subscribed to the project. The people of `subscriber_ids`, those mentioned, and with `send_notifications_to_everyone` the contributors are notified (if they can view the project; never the author). A `project_pausing` activity and a `project.paused` webhook event are recorded. Needs a write token. Answers the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["pauseProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused project
+         * @description Resumes a paused project the token's person may edit (access level 70 or more): its state becomes `active`, and a check-in that was due in the past (or never scheduled) is scheduled a week from now. Only a paused project can be resumed (400 otherwise; a closed one stays closed). `message`, `subscriber_ids` and `send_notifications_to_everyone` work as in projects/pause. A `project_resuming` activity and a `project.resumed` webhook event are recorded. Needs a write token. Answers the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["resumeProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a project
+         * @description Closes an active or paused project the token's person may edit (access level 70 or more): its state becomes `closed`, with `closed_at` and `success_status` (`achieved` or `missed`), and its retrospective is written (`retrospective`: a string holding JSON text, a rich-text document, checked as a description is). A closed project cannot be closed again (400). `subscriber_ids` and `send_notifications_to_everyone` work as in projects/pause. A `project_closed` activity and a `project.closed` webhook event are recorded. Needs a write token. Answers the retrospective (Operately's answer) and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["closeProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/update_champion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a project's champion
+         * @description Makes `champion_id` the champion of a project the token's person has full access to (level 100; edit access is 403). The new champion must be a person of the project's company who is not suspended (400 otherwise); they become a contributor with the role champion, or their binding takes that role, and are subscribed to the project. The previous champion stays on as a contributor with full access. `null` leaves the project without a champion. A `project_champion_updating` activity and a `project.champion_changed` webhook event are recorded and the project's subscribers, the new champion among them, are notified; naming the current champion succeeds and records nothing. Needs a write token. Answers Operately's `success` and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["updateProjectChampion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/update_reviewer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a project's reviewer
+         * @description Makes `reviewer_id` the reviewer of a project the token's person has full access to (level 100; edit access is 403). The new reviewer must be a person of the project's company who is not suspended (400 otherwise); they become a contributor with the role reviewer, or their binding takes that role, and are subscribed to the project. The previous reviewer stays on as a contributor with full access. `null` leaves the project without a reviewer. A `project_reviewer_updating` activity and a `project.reviewer_changed` webhook event are recorded and the project's subscribers, the new reviewer among them, are notified; naming the current reviewer succeeds and records nothing. Needs a write token. Answers Operately's `success` and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["updateProjectReviewer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/create_contributor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a contributor to a project
+         * @description Adds `person_id` (a person of the project's company, not suspended, not yet on the project: else 400) to a project the token's person may edit (access level 70 or more), with a `responsibility` and the access `permissions` give (`view_access` 10, `comment_access` 40, `edit_access` 70, `full_access` 100; more than the caller has is 403). `role` is `contributor` unless given; a champion or reviewer is added only when the project has none (else 400: use update_champion or update_reviewer). The person is subscribed to the project and notified. A `project_contributor_addition` activity and a `project.contributor_added` webhook event are recorded. Needs a write token. Answers the contributor (Operately's answer) and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["createProjectContributor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/update_contributor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a project's contributor
+         * @description Changes the contributor `contrib_id` (an id of the project's `contributors`) of a project the token's person may edit (access level 70 or more): its `responsibility`, its access (`permissions`: not more than the caller has, and only on someone who has no more than the caller: else 403) or its `role` (a champion or reviewer only when the project has none: else 400). `person_id` hands a champion's or reviewer's binding to another person of the company, who takes the role while the previous holder stays a contributor with full access (as update_champion does); a plain contributor's binding is not handed over (400). A `project_contributor_edited` activity and a `project.contributor_updated` webhook event are recorded, unless nothing changes. Needs a write token. Answers the contributor (Operately's answer; after a hand-over, the new holder) and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["updateProjectContributor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/external/v1/projects/delete_contributor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a contributor from a project
+         * @description Removes the contributor `contrib_id` (an id of the project's `contributors`) from a project the token's person has full access to (level 100; edit access is 403); a champion or reviewer removed leaves the role empty. An unknown contributor is the 404 of a project that cannot be seen. A `project_contributor_removed` activity and a `project.contributor_removed` webhook event are recorded. Needs a write token. Answers the contributor as it was (Operately's answer) and the whole project as the person sees it after the change, with its `ETag`. With `If-Match` (the `ETag` of a read, or `*`), the change is made only if the project is, as the person would read it right before the change, the version a listed tag names; otherwise the answer is 412 `precondition_failed` with the current `ETag`, and nothing is written. Weak tags never match. The check and the write are one transaction on the locked row: of two requests with the same tag, one succeeds. 404 and 403 come before 412.
+         */
+        post: operations["deleteProjectContributor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/external/v1/people/get_me": {
         parameters: {
             query?: never;
@@ -393,7 +553,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed` and `project.created` and `project.start_date_changed` and `project.due_date_changed` and `project.goal_changed` and `project.moved` and `project.deleted`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. A host is judged as DNS reads it: in lower case, international names in their ASCII form, without one trailing dot (`localhost.` is localhost). Port 0 is refused. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
+         * @description Registers an endpoint that receives the company's events, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). `events` defaults to all of `project.renamed` and `project.description_changed` and `project.created` and `project.start_date_changed` and `project.due_date_changed` and `project.goal_changed` and `project.moved` and `project.deleted` and `project.champion_changed` and `project.reviewer_changed` and `project.contributor_added` and `project.contributor_updated` and `project.contributor_removed` and `project.paused` and `project.resumed` and `project.closed`. The URL must be https on a public address: loopback, private, link-local, unique-local, carrier-grade NAT, multicast and reserved addresses are refused (400), for an IP in the URL and for every address its name resolves to now; each delivery checks again. A host is judged as DNS reads it: in lower case, international names in their ASCII form, without one trailing dot (`localhost.` is localhost). Port 0 is refused. The answer holds the signing secret, shown this once. At most 20 per company. Company admins only: anyone else gets 403 `forbidden`. Needs a write token.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -853,7 +1013,7 @@ export interface components {
             /** @description Where events are POSTed */
             url: string;
             /** @description The event types it receives */
-            events: ("project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted")[];
+            events: ("project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted" | "project.champion_changed" | "project.reviewer_changed" | "project.contributor_added" | "project.contributor_updated" | "project.contributor_removed" | "project.paused" | "project.resumed" | "project.closed")[];
             /** @description What it is for */
             description: string;
             /** @description false once the endpoint answered 410 Gone, or kept failing for a whole retry schedule */
@@ -879,7 +1039,7 @@ export interface components {
              * @description An event type
              * @enum {unknown}
              */
-            event_type: "project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted";
+            event_type: "project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted" | "project.champion_changed" | "project.reviewer_changed" | "project.contributor_added" | "project.contributor_updated" | "project.contributor_removed" | "project.paused" | "project.resumed" | "project.closed";
             /**
              * @description pending: attempts go on; delivered: a 2xx answered; failed: every attempt failed; canceled: the endpoint was disabled first
              * @enum {unknown}
@@ -4909,6 +5069,3287 @@ export interface operations {
             };
         };
     };
+    pauseProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "message": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Waiting for the budget.\"}]}]}",
+                 *       "subscriber_ids": [
+                 *         "6NZUsJ8JHMr98VzwbMu1jM"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Project id (or canonical UUID)
+                     * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
+                     */
+                    project_id: string;
+                    /** @description Why the project is paused: JSON text (a rich-text document), at most 512 KiB and 64 levels deep */
+                    message: string;
+                    send_notifications_to_everyone?: boolean | null;
+                    subscriber_ids?: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The whole project, as the token's person sees it */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "message": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Waiting for the budget.\"}]}]}"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Project id (or canonical UUID)
+                     * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
+                     */
+                    project_id: string;
+                    /** @description Why the project goes on: JSON text (a rich-text document), at most 512 KiB and 64 levels deep */
+                    message: string;
+                    send_notifications_to_everyone?: boolean | null;
+                    subscriber_ids?: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The whole project, as the token's person sees it */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    closeProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "retrospective": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Waiting for the budget.\"}]}]}",
+                 *       "success_status": "achieved",
+                 *       "send_notifications_to_everyone": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Project id (or canonical UUID)
+                     * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
+                     */
+                    project_id: string;
+                    /** @description What went well, what did not, what was learnt: JSON text (a rich-text document), at most 512 KiB and 64 levels deep */
+                    retrospective: string;
+                    /**
+                     * @description Whether the project achieved what it set out to
+                     * @enum {unknown}
+                     */
+                    success_status: "achieved" | "missed";
+                    send_notifications_to_everyone?: boolean | null;
+                    subscriber_ids?: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The retrospective, and the whole project as the token's person sees it now */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "retrospective": {
+                     *         "id": "2bT0mYqgkS9a4cP0lQ6Zr1",
+                     *         "content": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Waiting for the budget.\"}]}]}",
+                     *         "author": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "closed_at": "2026-11-22T01:57:03.646Z",
+                     *         "success_status": "achieved",
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         }
+                     *       },
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": "2026-11-22T01:57:03.646Z",
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": {
+                     *           "id": "2bT0mYqgkS9a4cP0lQ6Zr1",
+                     *           "content": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Waiting for the budget.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "closed_at": "2026-11-22T01:57:03.646Z",
+                     *           "success_status": "achieved"
+                     *         },
+                     *         "state": "closed",
+                     *         "status": "achieved",
+                     *         "success_status": "achieved",
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The retrospective just written, with the project's champion and reviewer (Operately's shape) */
+                        retrospective: {
+                            /**
+                             * @description Public id: base62 of a UUID, optionally after a slug and a dash
+                             * @example 1S9sHJdXziGMetRhKlyYI1
+                             */
+                            id: string;
+                            /** @description JSON text */
+                            content: string;
+                            author: components["schemas"]["Person"];
+                            closed_at: string | null;
+                            success_status: ("achieved" | "missed") | null;
+                            champion: components["schemas"]["Person"] | null;
+                            reviewer: components["schemas"]["Person"] | null;
+                        };
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateProjectChampion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "champion_id": "1S9sHJdXziGMetRhKlyYI1"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Project id (or canonical UUID)
+                     * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
+                     */
+                    project_id: string;
+                    champion_id: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done, and the whole project as the token's person sees it now */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Always true (Operately's answer) */
+                        success: boolean;
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateProjectReviewer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "reviewer_id": "6NZUsJ8JHMr98VzwbMu1jM"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Project id (or canonical UUID)
+                     * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
+                     */
+                    project_id: string;
+                    reviewer_id: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done, and the whole project as the token's person sees it now */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Always true (Operately's answer) */
+                        success: boolean;
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createProjectContributor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                 *       "person_id": "6NZUsJ8JHMr98VzwbMu1jM",
+                 *       "responsibility": "Runs the launch",
+                 *       "permissions": "edit_access",
+                 *       "role": "contributor"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Project id (or canonical UUID)
+                     * @example website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh
+                     */
+                    project_id: string;
+                    /**
+                     * @description A person of the project's company, not suspended, not yet on the project
+                     * @example 1S9sHJdXziGMetRhKlyYI1
+                     */
+                    person_id: string;
+                    /** @description What the contributor is responsible for; at most 255 characters */
+                    responsibility: string;
+                    /**
+                     * @description Access the contributor gets: view_access 10, comment_access 40, edit_access 70, full_access 100; never more than the caller has
+                     * @enum {unknown}
+                     */
+                    permissions: "view_access" | "comment_access" | "edit_access" | "full_access";
+                    role?: ("champion" | "reviewer" | "contributor") | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The contributor (as it was, when removed), and the whole project as the token's person sees it now */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contributor": {
+                     *         "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *         "role": "reviewer",
+                     *         "responsibility": "Reviews check-ins and unblocks budget",
+                     *         "access_level": 100,
+                     *         "person": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         }
+                     *       },
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        contributor: components["schemas"]["Contributor"];
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateProjectContributor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "contrib_id": "5YGEXPcufFJnfaWmsKG0If",
+                 *       "responsibility": "Runs the launch",
+                 *       "permissions": "comment_access"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A contributor's id (contributors[].id of the project)
+                     * @example 5YGEXPcufFJnfaWmsKG0If
+                     */
+                    contrib_id: string;
+                    person_id?: string | null;
+                    responsibility?: string | null;
+                    permissions?: ("view_access" | "comment_access" | "edit_access" | "full_access") | null;
+                    role?: ("champion" | "reviewer" | "contributor") | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The contributor (as it was, when removed), and the whole project as the token's person sees it now */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contributor": {
+                     *         "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *         "role": "reviewer",
+                     *         "responsibility": "Reviews check-ins and unblocks budget",
+                     *         "access_level": 100,
+                     *         "person": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         }
+                     *       },
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        contributor: components["schemas"]["Contributor"];
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteProjectContributor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the project only if it is still the version this ETag names (one of several, comma-separated), else 412; `*` for any version. Compared strongly: a weak tag (`W/"…"`) never matches. A value that is not `*` or a list of entity tags is 400.
+                 * @example "4n0mQ2b0dCqFZk5mTTyPp1vJdQ9Gq6h3QcXcS8xE2aU"
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "contrib_id": "5YGEXPcufFJnfaWmsKG0If"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A contributor's id (contributors[].id of the project)
+                     * @example 5YGEXPcufFJnfaWmsKG0If
+                     */
+                    contrib_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The contributor (as it was, when removed), and the whole project as the token's person sees it now */
+            200: {
+                headers: {
+                    /** @description A strong entity tag of the project as this person reads it: equal for two reads that answer the same bytes, different after any change of the answer. Send it back in If-None-Match (projects/get) or If-Match (the mutations). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contributor": {
+                     *         "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *         "role": "reviewer",
+                     *         "responsibility": "Reviews check-ins and unblocks budget",
+                     *         "access_level": 100,
+                     *         "person": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         }
+                     *       },
+                     *       "project": {
+                     *         "id": "website-redesign-2-0-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *         "name": "Website Redesign 2.0",
+                     *         "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch the new site by January.\"}]}]}",
+                     *         "goal_id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *         "space_id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *         "access_levels": {
+                     *           "public": 0,
+                     *           "company": 40,
+                     *           "space": 70
+                     *         },
+                     *         "archived_at": null,
+                     *         "closed_at": null,
+                     *         "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *         "updated_at": "2026-11-22T01:57:03.646Z",
+                     *         "next_check_in_scheduled_at": "2026-11-29T01:57:00.245Z",
+                     *         "next_update_scheduled_at": null,
+                     *         "is_archived": false,
+                     *         "is_outdated": false,
+                     *         "is_pinned": true,
+                     *         "champion": {
+                     *           "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *           "full_name": "Alice Johnson",
+                     *           "email": "alice@acme.test",
+                     *           "title": "Product Manager",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "reviewer": {
+                     *           "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *           "full_name": "Erin Walsh",
+                     *           "email": "erin@acme.test",
+                     *           "title": "Chief Operating Officer",
+                     *           "avatar_url": null,
+                     *           "type": "human"
+                     *         },
+                     *         "contributors": [
+                     *           {
+                     *             "id": "5YGEXPcufFJnfaWmsKG0If",
+                     *             "role": "champion",
+                     *             "responsibility": "Owns the plan and the launch date",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "3YC6eOuRHlDnQ2NrNK0B0o",
+                     *             "role": "reviewer",
+                     *             "responsibility": "Reviews check-ins and unblocks budget",
+                     *             "access_level": 100,
+                     *             "person": {
+                     *               "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *               "full_name": "Erin Walsh",
+                     *               "email": "erin@acme.test",
+                     *               "title": "Chief Operating Officer",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "goal": {
+                     *           "id": "double-self-serve-sign-ups-5VnDFx4iX4pR7SHguTsb3h",
+                     *           "name": "Double self-serve sign-ups",
+                     *           "status": "on_track",
+                     *           "is_closed": false,
+                     *           "is_archived": false,
+                     *           "timeframe": {
+                     *             "contextual_start_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-10-01"
+                     *             },
+                     *             "contextual_end_date": {
+                     *               "date_type": "quarter",
+                     *               "value": "Q4 2026",
+                     *               "date": "2026-12-31"
+                     *             }
+                     *           },
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z",
+                     *           "updated_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "space": {
+                     *           "id": "4n4mP8tqsmWdH3FuGYjJlP",
+                     *           "name": "Product"
+                     *         },
+                     *         "key_resources": [
+                     *           {
+                     *             "id": "459qm535zu84l4MI7LDuh0",
+                     *             "title": "Designs",
+                     *             "link": "https://www.figma.com/file/acme-website-redesign",
+                     *             "resource_type": "figma"
+                     *           }
+                     *         ],
+                     *         "last_check_in": {
+                     *           "id": "6xQytSgySkJ0k8j8IKjMOq",
+                     *           "status": "on_track",
+                     *           "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Designs are signed off.\"}]}]}",
+                     *           "author": {
+                     *             "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *             "full_name": "Alice Johnson",
+                     *             "email": "alice@acme.test",
+                     *             "title": "Product Manager",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           },
+                     *           "inserted_at": "2026-11-20T01:57:00.245Z",
+                     *           "acknowledged_at": "2026-11-21T01:57:00.245Z",
+                     *           "acknowledged_by": {
+                     *             "id": "6NZUsJ8JHMr98VzwbMu1jM",
+                     *             "full_name": "Erin Walsh",
+                     *             "email": "erin@acme.test",
+                     *             "title": "Chief Operating Officer",
+                     *             "avatar_url": null,
+                     *             "type": "human"
+                     *           }
+                     *         },
+                     *         "milestones": [
+                     *           {
+                     *             "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *             "title": "Content migration",
+                     *             "status": "pending",
+                     *             "description": null,
+                     *             "due_date": "2026-12-06",
+                     *             "completed_at": null,
+                     *             "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *           }
+                     *         ],
+                     *         "next_milestone": {
+                     *           "id": "0o7QS8MAMWsJO5g6keZCKW",
+                     *           "title": "Content migration",
+                     *           "status": "pending",
+                     *           "description": null,
+                     *           "due_date": "2026-12-06",
+                     *           "completed_at": null,
+                     *           "inserted_at": "2026-09-23T01:57:00.245Z"
+                     *         },
+                     *         "milestones_ordering_state": [
+                     *           "0o7QS8MAMWsJO5g6keZCKW"
+                     *         ],
+                     *         "my_role": "champion",
+                     *         "notifications": [],
+                     *         "permissions": {
+                     *           "can_view": true,
+                     *           "can_comment": true,
+                     *           "can_edit": true,
+                     *           "has_full_access": true
+                     *         },
+                     *         "potential_subscribers": [
+                     *           {
+                     *             "role": "Owns the plan and the launch date",
+                     *             "priority": true,
+                     *             "is_subscribed": true,
+                     *             "person": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "subscription_list": {
+                     *           "id": "6RhECB4YkVUwvgK3z95sHO",
+                     *           "send_to_everyone": false,
+                     *           "subscriptions": [
+                     *             {
+                     *               "id": "5NVJuVki0Dv4oGiaEWAwW4",
+                     *               "type": "joined",
+                     *               "canceled": false,
+                     *               "person": {
+                     *                 "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *                 "full_name": "Alice Johnson",
+                     *                 "email": "alice@acme.test",
+                     *                 "title": "Product Manager",
+                     *                 "avatar_url": null,
+                     *                 "type": "human"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "privacy": "internal",
+                     *         "retrospective": null,
+                     *         "state": "active",
+                     *         "status": "on_track",
+                     *         "success_status": null,
+                     *         "task_statuses": [
+                     *           {
+                     *             "id": "6lcSTWDfMsOKWwOmEcwgAR",
+                     *             "label": "Not started",
+                     *             "color": "gray",
+                     *             "index": 0,
+                     *             "value": "pending",
+                     *             "closed": false
+                     *           },
+                     *           {
+                     *             "id": "34abQhOV21kCZ0QvtTwaMS",
+                     *             "label": "Done",
+                     *             "color": "green",
+                     *             "index": 1,
+                     *             "value": "done",
+                     *             "closed": true
+                     *           }
+                     *         ],
+                     *         "tasks_kanban_state": "{\"pending\":[],\"done\":[]}",
+                     *         "timeframe": {
+                     *           "contextual_start_date": {
+                     *             "date_type": "day",
+                     *             "value": "Sep 23, 2026",
+                     *             "date": "2026-09-23"
+                     *           },
+                     *           "contextual_end_date": {
+                     *             "date_type": "quarter",
+                     *             "value": "Q1 2027",
+                     *             "date": "2027-03-31"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        contributor: components["schemas"]["Contributor"];
+                        project: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Invalid input: a missing, null, wrongly typed or unknown field, a value outside its rules, a malformed JSON body or a key repeated within one of its objects, or two Authorization headers (then with `WWW-Authenticate: Bearer realm="api", error="invalid_request"`). `details` points at each offending field. */
+            400: {
+                headers: {
+                    /** @description Bearer realm="api", error="invalid_request" when the request carried two Authorization headers */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token: none, another scheme, an empty, unknown, revoked or expired token, or a suspended owner. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="api", plus error="invalid_token" when a token was presented */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A read-only token on a mutation (`read_only_token`), or a person who may view the project but not edit it (`forbidden`). */
+            403: {
+                headers: {
+                    /** @description Bearer realm="api", error="insufficient_scope" for a read-only token */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project is unknown, its id cannot be decoded, it is archived, or the person cannot see it: one body for all, so existence never leaks. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive whole in time: its headers within 10 s or all of it, body included, within 30 s (the defaults). The connection is closed; nothing was done. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names no version the project is in now, as the person would read it right before the change: someone (or something: another edit, a notification, a subscription) changed it since it was read. Nothing was written. The ETag header is the current tag: read the project again, then decide. */
+            412: {
+                headers: {
+                    /** @description The current tag of the project, as the person reads it */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (1 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not UTF-8 `application/json`, is sent with a `Content-Encoding` other than `identity` (nothing is decoded), or with two `Content-Type` headers. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request budget for the current window, or over the address's budget of failed authentications (then only `Retry-After`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug on our side. The message is generic; the request id (X-Request-Id) finds it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot serve this request now: unreachable, refusing connections, saturated, too slow, or read-only (a standby after a failover: reads still answer, mutations are refused and nothing is written). Try again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getMe: {
         parameters: {
             query?: {
@@ -5847,7 +9288,7 @@ export interface operations {
                      *       "project.renamed"
                      *     ]
                      */
-                    events?: ("project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted")[];
+                    events?: ("project.renamed" | "project.description_changed" | "project.created" | "project.start_date_changed" | "project.due_date_changed" | "project.goal_changed" | "project.moved" | "project.deleted" | "project.champion_changed" | "project.reviewer_changed" | "project.contributor_added" | "project.contributor_updated" | "project.contributor_removed" | "project.paused" | "project.resumed" | "project.closed")[];
                     /**
                      * @description What it is for (default empty)
                      * @example Team chat

@@ -38,6 +38,8 @@ const methodsOf = (route: RouteOptions) => [route.method].flat().filter((m) => m
 // Fastify adds a HEAD route beside each GET; it is not an operation of its own.
 const apiRoutes = routes.filter((r) => r.url.startsWith(`${API}/`) && r.url !== DOCUMENT_URL && methodsOf(r).length > 0)
 // The API's operations, each under the resource it is tagged with.
+// Issue 64's operations of this branch: project mutations, each conditional.
+const LIFECYCLE = ['pause', 'resume', 'close', 'update_champion', 'update_reviewer', 'create_contributor', 'update_contributor', 'delete_contributor']
 const OPERATIONS = [
   `get ${API}/companies/get`,
   `get ${NOTIFICATIONS}/get_unread_count`, `get ${NOTIFICATIONS}/list`, `post ${NOTIFICATIONS}/mark_all_as_read`,
@@ -46,7 +48,8 @@ const OPERATIONS = [
   `get ${PROJECTS}/get`, `get ${PROJECTS}/list`, `post ${PROJECTS}/update_description`, `post ${PROJECTS}/update_name`,
   `post ${PROJECTS}/create`, `post ${PROJECTS}/update_start_date`, `post ${PROJECTS}/update_due_date`,
   `post ${PROJECTS}/update_parent_goal`, `post ${PROJECTS}/move_to_space`, `post ${PROJECTS}/delete`,
-  `post ${WEBHOOKS}/create`, `get ${WEBHOOKS}/list`, `post ${WEBHOOKS}/delete`, `post ${WEBHOOKS}/rotate_secret`, `get ${WEBHOOKS}/list_deliveries`
+  `post ${WEBHOOKS}/create`, `get ${WEBHOOKS}/list`, `post ${WEBHOOKS}/delete`, `post ${WEBHOOKS}/rotate_secret`, `get ${WEBHOOKS}/list_deliveries`,
+  ...LIFECYCLE.map((op) => `post ${PROJECTS}/${op}`)
 ].sort()
 const operationsOf = (d: Json) => Object.entries(d.paths as Json).flatMap(([path, item]) =>
   Object.entries(item as Json).map(([method, operation]) => ({ path, method, operation: operation as Json })))
@@ -109,6 +112,7 @@ t.test('every error status an operation can answer is listed with the error enve
     [`post ${PROJECTS}/update_parent_goal`]: conditionalMutation,
     [`post ${PROJECTS}/move_to_space`]: conditionalMutation,
     [`post ${PROJECTS}/delete`]: conditionalMutation,
+    ...Object.fromEntries(LIFECYCLE.map((op) => [`post ${PROJECTS}/${op}`, conditionalMutation])),
     [`get ${PROJECTS}/get`]: [...query, '304'].sort(),
     [`get ${PROJECTS}/list`]: query,
     [`get ${API}/people/get_me`]: query,
@@ -184,6 +188,7 @@ t.test('each operation describes its own 404: what is not found, in its own word
     [`post ${PROJECTS}/move_to_space`]: 'project not found',
     [`post ${PROJECTS}/delete`]: 'project not found',
     [`get ${PROJECTS}/get`]: 'project not found',
+    ...Object.fromEntries(LIFECYCLE.map((op) => [`post ${PROJECTS}/${op}`, 'project not found'])),
     [`post ${NOTIFICATIONS}/mark_as_read`]: 'notification not found',
     [`post ${NOTIFICATIONS}/mark_many_as_read`]: 'notification not found',
     [`get ${API}/people/get_me`]: 'person not found',

@@ -189,6 +189,18 @@ t.test('not ready when the role lacks a privilege on a table it uses; exactly th
   t.equal((await api.project('delete', { project_id: created.json().project.id })).statusCode, 200)
   t.equal((await api.rotateWebhookSecret(hook.json().webhook.id)).statusCode, 200)
   t.equal((await api.deleteWebhook(hook.json().webhook.id)).statusCode, 200)
+  // A project's lifecycle: a contributor added, changed, removed; a new champion and reviewer; paused, resumed, closed.
+  const added = await api.projects('create_contributor', { project_id: project.publicId, person_id: shortId(mentioned.id), responsibility: 'QA', permissions: 'view_access' })
+  t.equal(added.statusCode, 200)
+  t.equal((await api.projects('update_contributor', { contrib_id: added.json().contributor.id, permissions: 'edit_access' })).statusCode, 200)
+  t.equal((await api.projects('delete_contributor', { contrib_id: added.json().contributor.id })).statusCode, 200)
+  t.equal((await api.projects('update_champion', { project_id: project.publicId, champion_id: shortId(mentioned.id) })).statusCode, 200)
+  t.equal((await api.projects('update_reviewer', { project_id: project.publicId, reviewer_id: shortId(mentioned.id) })).statusCode, 200)
+  t.equal((await api.projects('update_champion', { project_id: project.publicId, champion_id: shortId(mentioned.id) })).statusCode, 200)
+  const text = JSON.stringify({ type: 'doc', content: [] })
+  t.equal((await api.projects('pause', { project_id: project.publicId, message: text })).statusCode, 200)
+  t.equal((await api.projects('resume', { project_id: project.publicId, message: text })).statusCode, 200)
+  t.equal((await api.projects('close', { project_id: project.publicId, retrospective: text, success_status: 'achieved' })).statusCode, 200)
   // The list is the tables these statements name, no more and no fewer.
   // A schema-qualified table ("pgboss"."job") is named as TABLE_PRIVILEGES names it.
   const sent = statements.map((s) => SCHEMAS.reduce((text, schema) => text.replace(new RegExp(`"${schema}"\\."(\\w+)"`, 'g'), `"${schema}.$1"`), s))

@@ -1,0 +1,7 @@
+// POST /api/external/v1/projects/update_champion: the suite of leader-suite.ts for the champion.
+import t from 'tap'
+import { build } from '../../helper.js'
+import { leaderSuite } from './leader-suite.js'
+
+const { app, db } = await build(t)
+await leaderSuite(t, app, db, 'champion')
