@@ -187,11 +187,12 @@ t.test("the API shows the token's person their team", async (t) => {
   const me = await ada.getMe()
   t.equal(me.statusCode, 200)
   t.match(me.json().me, { full_name: 'Ada Lovelace', email: 'ada@northwind.test', title: 'CTO', type: 'human' })
-  const res = await ada.getCompany({ include_people: 'true', include_admins: 'true' })
+  const res = await ada.getCompany({ include_people: 'true', include_admins: 'true', include_general_space: 'true' })
   t.equal(res.statusCode, 200)
   const company = res.json().company
   t.equal(company.name, NORTHWIND)
   t.equal(company.member_count, 3)
   t.strictSame(company.people.map((p: { email: string }) => p.email), ['ada@northwind.test', 'bob@northwind.test', 'gus@partner.test'])
   t.strictSame(company.admins.map((p: { email: string }) => p.email), ['ada@northwind.test'])
+  t.match(company.general_space, { name: 'General', is_member: true })
 })
