@@ -31,8 +31,11 @@ const DOCUMENTED_ORIGIN = 'http://127.0.0.1:3000'
 const SECOND_PORT = /(?<=PORT=|127\.0\.0\.1:)3001\b/g
 /** What of the checkout the scratch directory links to, so that npm scripts run there. */
 const CHECKOUT = ['package.json', 'node_modules', 'src', 'migrations', 'tsconfig.json']
-/** Longest one document's commands may take together. */
-const DOCUMENT_TIMEOUT_MS = 120_000
+/** Longest one document's commands may take together (operating.md starts a server of its own). */
+const DOCUMENT_TIMEOUT_MS = 240_000
+
+// One server, every document's commands and a second server: more than a file's default budget on a busy machine.
+t.setTimeout(600_000)
 
 interface Block {
   /** The fence's language: `sh` is run, anything else shown. */
@@ -90,18 +93,22 @@ const TEXTS = new Map(await Promise.all(DOCUMENTS.map(async (file) => [file, awa
 
 interface Run { code: number | null, stdout: string, stderr: string, timedOut: boolean }
 
-/** Runs a bash script in `cwd` with `env`, stdin closed; never rejects. */
+/**
+ * Runs a bash script in `cwd` with `env`, stdin closed; never rejects. The script
+ * runs in a process group of its own, killed whole on a timeout, so that a server a
+ * document started in the background does not outlive it.
+ */
 async function bash (script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
   const file = path.join(cwd, `.script-${process.pid}-${Date.now()}.sh`)
   await writeFile(file, script)
   return await new Promise((resolve) => {
-    const child = spawn('bash', [file], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', [file], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     let stdout = ''
     let stderr = ''
     let timedOut = false
     child.stdout.on('data', (chunk) => { stdout += String(chunk) })
     child.stderr.on('data', (chunk) => { stderr += String(chunk) })
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, DOCUMENT_TIMEOUT_MS)
+    const timer = setTimeout(() => { timedOut = true; process.kill(-child.pid!, 'SIGKILL') }, DOCUMENT_TIMEOUT_MS)
     child.once('close', (code) => {
       clearTimeout(timer)
       rm(file, { force: true }).finally(() => resolve({ code, stdout, stderr, timedOut }))
