@@ -16,9 +16,11 @@ const companies: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['companies'],
       summary: "The token's person's company",
       description: 'The company the token\'s person belongs to: its id, name and how many people it has (not counting ' +
-        'suspended ones). `include_admins=true` adds its administrators and `include_people=true` its people, each ' +
-        'by name; otherwise they are null. Operately\'s other `include_*` flags (`true` or `false`) are accepted and ' +
-        'change nothing. Read-only tokens may call it.',
+        'suspended ones). Each of Operately\'s `include_*` flags (`true` or `false`) fills one field, null otherwise: ' +
+        '`include_admins` its administrators and `include_owners` the people with full access to it (here the same: an ' +
+        'admin has full access), each with `access_level`; `include_people` its people; `include_members_access_levels` ' +
+        'its people, each with `access_level`; `include_permissions` what the token\'s person may do with it; ' +
+        '`include_general_space` its company-wide space (null for a company without one). Read-only tokens may call it.',
       security: [{ bearerAuth: [] }],
       querystring: GetCompanyQuerySchema,
       response: {
@@ -28,11 +30,19 @@ const companies: FastifyPluginAsyncTypebox = async (fastify) => {
       }
     }
   }, async (request) => {
-    const company = await findCompany(fastify.db, request.caller.companyId, {
-      admins: request.query.include_admins === 'true',
-      people: request.query.include_people === 'true'
+    const asked = (flag: keyof typeof request.query) => request.query[flag] === 'true'
+    const answer = {
+      admins: asked('include_admins'),
+      owners: asked('include_owners'),
+      people: asked('include_people') || asked('include_members_access_levels'),
+      accessLevels: asked('include_members_access_levels'),
+      permissions: asked('include_permissions'),
+      generalSpace: asked('include_general_space')
+    }
+    const company = await findCompany(fastify.db, request.caller.companyId, request.caller.personId, {
+      admins: answer.admins || answer.owners, people: answer.people, generalSpace: answer.generalSpace
     })
-    return { company: toCompany(company) }
+    return { company: toCompany(company, answer) }
   })
 }
 

@@ -25,6 +25,8 @@ interface TimeframeColumns {
 export interface CompaniesTable {
   id: Generated<string>
   name: string
+  /** The company-wide space (Operately's "General"), if it has one. */
+  general_space_id: ColumnType<string | null, string | null | undefined, string | null>
   inserted_at: CreatedAt
 }
 

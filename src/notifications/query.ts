@@ -7,19 +7,21 @@ import type { Database } from '../db/types.js'
 import { ACCESS, hasAccess } from '../projects/access.js'
 
 /**
- * A page of the person's notifications, newest first, each with its project and
- * author looked up by key (joined as tables, the plan read the whole of projects
- * into a hash for each page).
+ * A page of the person's notifications, newest first, each with its activity,
+ * project and author looked up by key (joined as tables, the plan read the whole
+ * of projects into a hash for each page).
  */
 export async function listNotifications (db: Kysely<Database>, personId: string, page: { limit: number, offset: number }) {
   return await db.selectFrom('notifications as n')
     .innerJoin('people as me', 'me.id', 'n.person_id')
     .leftJoin('projects as p', 'p.id', 'n.project_id')
     .leftJoin('people as au', 'au.id', 'n.author_id')
+    .leftJoin('activities as a', 'a.id', 'n.activity_id')
     .where('n.person_id', '=', personId)
     .where((eb) => eb.or([eb('n.project_id', 'is', null), hasAccess(eb.table('p') as never, eb.table('me'), ACCESS.view)]))
     .select([
       'n.id', 'n.action', 'n.read', 'n.read_at', 'n.inserted_at',
+      'a.id as activity_id', 'a.action as activity_action', 'a.inserted_at as activity_inserted_at', 'a.content as activity_content',
       'p.id as project_id', 'p.name as project_name',
       'au.id as author_id', 'au.full_name', 'au.email', 'au.title', 'au.avatar_url', 'au.type'
     ])

@@ -18,11 +18,27 @@ export const ListNotificationsQuerySchema = Type.Object({
   per_page: digits(`Notifications per page, 1 to ${NOTIFICATION_PAGE.max} (default ${NOTIFICATION_PAGE.default})`, '100')
 }, strict)
 
+const ProjectRefSchema = Type.Object({ id: Id, name: Type.String() }, { ...strict, description: 'The project it is about' })
+
+export const NotificationActivitySchema = Type.Object({
+  id: Id,
+  action: Type.String({ description: "Operately's action name, as the notification's `action`" }),
+  inserted_at: Timestamp,
+  author: Nullable(PersonSchema),
+  content: Type.Object({ project: Nullable(ProjectRefSchema) }, {
+    additionalProperties: true,
+    description: "The action's content in Operately's fields, with the project: `project_renamed` has `old_name` and " +
+      '`new_name`; `project_description_changed` has `project_name`, `has_description` and `description` (the new one, ' +
+      'JSON text, or null); other actions the fields they recorded'
+  })
+}, { ...strict, description: "What happened (Operately's nested activity): its action, time, author and content" })
+
 export const NotificationItemSchema = Type.Object({
   ...NotificationSchema.properties,
-  project: Nullable(Type.Object({ id: Id, name: Type.String() }, { ...strict, description: 'The project it is about' })),
-  author: Nullable(PersonSchema)
-}, { ...strict, description: "A notification of the token's person, with the project and the author it is about" })
+  project: Nullable(ProjectRefSchema),
+  author: Nullable(PersonSchema),
+  activity: Nullable(NotificationActivitySchema)
+}, { ...strict, description: "A notification of the token's person, with the project and the author it is about, and its activity" })
 
 export const NotificationListResponseSchema = Type.Object({
   notifications: Type.Array(NotificationItemSchema, { description: 'Newest first' })
@@ -38,7 +54,19 @@ export const NotificationListResponseSchema = Type.Object({
       read_at: null,
       inserted_at: '2026-11-24T15:02:11.512Z',
       project: { id: 'website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh', name: 'Website Redesign' },
-      author: { id: '1S9sHJdXziGMetRhKlyYI1', full_name: 'Alice Johnson', email: 'alice@acme.test', title: 'Product Manager', avatar_url: null, type: 'human' }
+      author: { id: '1S9sHJdXziGMetRhKlyYI1', full_name: 'Alice Johnson', email: 'alice@acme.test', title: 'Product Manager', avatar_url: null, type: 'human' },
+      activity: {
+        id: '2rxDcnYyZ1a8Zm0RE2bN3J',
+        action: 'project_description_changed',
+        inserted_at: '2026-11-24T15:02:11.498Z',
+        author: { id: '1S9sHJdXziGMetRhKlyYI1', full_name: 'Alice Johnson', email: 'alice@acme.test', title: 'Product Manager', avatar_url: null, type: 'human' },
+        content: {
+          project: { id: 'website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh', name: 'Website Redesign' },
+          project_name: 'Website Redesign',
+          has_description: true,
+          description: '{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"Launch by January."}]}]}'
+        }
+      }
     }]
   }]
 })
@@ -62,3 +90,4 @@ export const MarkAllAsReadBodySchema = Type.Object({}, { ...strict, examples: [{
 export const EmptyResponseSchema = Type.Object({}, { ...strict, description: 'Done', examples: [{}] })
 
 export type NotificationItem = Static<typeof NotificationItemSchema>
+export type NotificationActivity = Static<typeof NotificationActivitySchema>

@@ -3,7 +3,7 @@
 // OpenAPI document lists them as its components under the same names.
 import type { TSchema } from 'typebox'
 import { ErrorSchema, schemaId } from './common.js'
-import { CompanySchema } from '../companies/schemas.js'
+import { CompanyMemberSchema, CompanyPermissionsSchema, CompanySchema, GeneralSpaceSchema } from '../companies/schemas.js'
 import {
   AccessLevelsSchema, CheckInSchema, ContributorSchema, GoalSchema, KeyResourceSchema, MilestoneSchema,
   NotificationSchema, PermissionsSchema, PersonSchema, ProjectSchema, RetrospectiveSchema, SpaceSchema,
@@ -15,7 +15,7 @@ const SHARED: TSchema[] = [
   ErrorSchema, ProjectSchema, PersonSchema, ContributorSchema, GoalSchema, SpaceSchema, KeyResourceSchema,
   CheckInSchema, MilestoneSchema, NotificationSchema, SubscriberSchema, SubscriptionListSchema,
   RetrospectiveSchema, TaskStatusSchema, TimeframeSchema, AccessLevelsSchema, PermissionsSchema, CompanySchema,
-  WebhookSchema, DeliverySchema
+  CompanyMemberSchema, CompanyPermissionsSchema, GeneralSpaceSchema, WebhookSchema, DeliverySchema
 ]
 
 /** Every shared schema by its $id; also TypeBox's context for checking a value against them (Value.Check(COMPONENTS, …)). */

@@ -9,22 +9,33 @@
 //
 // The blocks run in a scratch directory standing for the checkout's root, whose
 // .data is the server's data directory (so `cat .data/demo.json` reads this server's
-// demo), with http://127.0.0.1:3000 replaced by the server's own origin.
+// demo), with http://127.0.0.1:3000 replaced by the server's own origin. The
+// checkout's package, sources and dependencies are linked into it, so `npm run cli`
+// and `npm start` work there as in the checkout. A block may start a second server
+// of its own (on another data directory) on port 3001: `:3001` is replaced by a
+// free port.
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config.js'
-import { launchServer } from '../launch.js'
+import { freePort, launchServer } from '../launch.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The origin the documents show; the test's server has its own. */
 const DOCUMENTED_ORIGIN = 'http://127.0.0.1:3000'
-/** Longest one document's commands may take together. */
-const DOCUMENT_TIMEOUT_MS = 120_000
+/** The port a document's own second server listens on, as the documents show it. */
+const SECOND_PORT = /(?<=PORT=|127\.0\.0\.1:)3001\b/g
+/** What of the checkout the scratch directory links to, so that npm scripts run there. */
+const CHECKOUT = ['package.json', 'node_modules', 'src', 'migrations', 'tsconfig.json']
+/** Longest one document's commands may take together (operating.md starts a server of its own). */
+const DOCUMENT_TIMEOUT_MS = 240_000
+
+// One server, every document's commands and a second server: more than a file's default budget on a busy machine.
+t.setTimeout(600_000)
 
 interface Block {
   /** The fence's language: `sh` is run, anything else shown. */
@@ -82,18 +93,22 @@ const TEXTS = new Map(await Promise.all(DOCUMENTS.map(async (file) => [file, awa
 
 interface Run { code: number | null, stdout: string, stderr: string, timedOut: boolean }
 
-/** Runs a bash script in `cwd` with `env`, stdin closed; never rejects. */
+/**
+ * Runs a bash script in `cwd` with `env`, stdin closed; never rejects. The script
+ * runs in a process group of its own, killed whole on a timeout, so that a server a
+ * document started in the background does not outlive it.
+ */
 async function bash (script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
   const file = path.join(cwd, `.script-${process.pid}-${Date.now()}.sh`)
   await writeFile(file, script)
   return await new Promise((resolve) => {
-    const child = spawn('bash', [file], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', [file], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     let stdout = ''
     let stderr = ''
     let timedOut = false
     child.stdout.on('data', (chunk) => { stdout += String(chunk) })
     child.stderr.on('data', (chunk) => { stderr += String(chunk) })
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, DOCUMENT_TIMEOUT_MS)
+    const timer = setTimeout(() => { timedOut = true; process.kill(-child.pid!, 'SIGKILL') }, DOCUMENT_TIMEOUT_MS)
     child.once('close', (code) => {
       clearTimeout(timer)
       rm(file, { force: true }).finally(() => resolve({ code, stdout, stderr, timedOut }))
@@ -106,6 +121,8 @@ const tail = (text: string, lines = 20) => text.trimEnd().split('\n').slice(-lin
 t.test('every runnable command of the documents works as written', async (t) => {
   const work = await mkdtemp(path.join(tmpdir(), 'docs-commands-'))
   t.teardown(() => rm(work, { recursive: true, force: true }))
+  for (const name of CHECKOUT) await symlink(path.join(ROOT, name), path.join(work, name))
+  const secondPort = String(await freePort())
   const server = await launchServer({ t, env: { DATABASE_URL: '', DATA_DIR: path.join(work, '.data'), LOG_LEVEL: 'warn' } })
   t.teardown(() => server.stop())
 
@@ -122,7 +139,7 @@ t.test('every runnable command of the documents works as written', async (t) => 
       const mark = `@@docs-${process.pid}-${Date.now()}`
       const script = ['set -euo pipefail', ...blocks.flatMap((block, i) => [
         `printf '%s\\n' '${mark} start ${i}'`,
-        block.text.replaceAll(DOCUMENTED_ORIGIN, server.url),
+        block.text.replaceAll(DOCUMENTED_ORIGIN, server.url).replace(SECOND_PORT, secondPort),
         `printf '\\n%s\\n' '${mark} end ${i}'`
       ])].join('\n')
       const run = await bash(script + '\n', work, env)

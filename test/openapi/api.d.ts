@@ -431,7 +431,7 @@ export interface paths {
         };
         /**
          * The token's person's company
-         * @description The company the token's person belongs to: its id, name and how many people it has (not counting suspended ones). `include_admins=true` adds its administrators and `include_people=true` its people, each by name; otherwise they are null. Operately's other `include_*` flags (`true` or `false`) are accepted and change nothing. Read-only tokens may call it.
+         * @description The company the token's person belongs to: its id, name and how many people it has (not counting suspended ones). Each of Operately's `include_*` flags (`true` or `false`) fills one field, null otherwise: `include_admins` its administrators and `include_owners` the people with full access to it (here the same: an admin has full access), each with `access_level`; `include_people` its people; `include_members_access_levels` its people, each with `access_level`; `include_permissions` what the token's person may do with it; `include_general_space` its company-wide space (null for a company without one). Read-only tokens may call it.
          */
         get: operations["getCompany"];
         put?: never;
@@ -682,8 +682,43 @@ export interface components {
             name: string;
             /** @description People of the company who are not suspended */
             member_count: number;
-            admins: components["schemas"]["Person"][] | null;
-            people: components["schemas"]["Person"][] | null;
+            admins: components["schemas"]["CompanyMember"][] | null;
+            owners: components["schemas"]["CompanyMember"][] | null;
+            people: components["schemas"]["CompanyMember"][] | null;
+            permissions: components["schemas"]["CompanyPermissions"] | null;
+            general_space: components["schemas"]["GeneralSpace"] | null;
+        };
+        /** @description A person of the company, with their level on it where asked */
+        CompanyMember: {
+            /**
+             * @description Public id: base62 of a UUID, optionally after a slug and a dash
+             * @example 1S9sHJdXziGMetRhKlyYI1
+             */
+            id: string;
+            full_name: string;
+            email: string;
+            title: string | null;
+            avatar_url: string | null;
+            /** @enum {unknown} */
+            type: "human" | "guest";
+            /** @description Their level on the company: 100 (full access) for an admin, 10 (view) for anyone else. On admins and owners always; on people with include_members_access_levels=true */
+            access_level?: number;
+        };
+        /** @description What the token's person may do with the company, by Operately's rules: can_view from view (10), can_create_space from edit (70), is_admin and the member and billing permissions from admin (90), can_manage_admins, can_manage_owners and can_edit_trusted_email_domains from full access (100). An admin here has full access, anyone else view. */
+        CompanyPermissions: {
+            can_view: boolean;
+            is_admin: boolean;
+            can_manage_billing: boolean;
+            can_edit_trusted_email_domains: boolean;
+            can_invite_members: boolean;
+            can_edit_members: boolean;
+            can_remove_members: boolean;
+            can_restore_members: boolean;
+            can_create_space: boolean;
+            can_manage_admins: boolean;
+            can_manage_owners: boolean;
+            can_edit_details: boolean;
+            can_edit_members_access_levels: boolean;
         };
         /** @description A person working on the project and their role */
         Contributor: {
@@ -745,6 +780,19 @@ export interface components {
                 /** @example must not be blank */
                 message: string;
             }[];
+        };
+        /** @description The company-wide space (Operately's "General"), made with the company */
+        GeneralSpace: {
+            /**
+             * @description Public id: base62 of a UUID, optionally after a slug and a dash
+             * @example 1S9sHJdXziGMetRhKlyYI1
+             */
+            id: string;
+            name: string;
+            /** @description Whether the token's person is a member of it */
+            is_member: boolean;
+            /** @description Always true: it is the company-wide space */
+            is_company_space: boolean;
         };
         Goal: {
             /**
@@ -8460,16 +8508,16 @@ export interface operations {
             query?: {
                 /** @description `true` fills `admins` */
                 include_admins?: "true" | "false";
+                /** @description `true` fills `owners` */
+                include_owners?: "true" | "false";
                 /** @description `true` fills `people` */
                 include_people?: "true" | "false";
-                /** @description Accepted for compatibility with Operately; changes nothing */
-                include_permissions?: "true" | "false";
-                /** @description Accepted for compatibility with Operately; changes nothing */
-                include_owners?: "true" | "false";
-                /** @description Accepted for compatibility with Operately; changes nothing */
-                include_general_space?: "true" | "false";
-                /** @description Accepted for compatibility with Operately; changes nothing */
+                /** @description `true` fills `people`, each with its `access_level` */
                 include_members_access_levels?: "true" | "false";
+                /** @description `true` fills `permissions` (the token's person's) */
+                include_permissions?: "true" | "false";
+                /** @description `true` fills `general_space` */
+                include_general_space?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -8496,10 +8544,14 @@ export interface operations {
                      *             "email": "erin@acme.test",
                      *             "title": "Chief Operating Officer",
                      *             "avatar_url": null,
-                     *             "type": "human"
+                     *             "type": "human",
+                     *             "access_level": 100
                      *           }
                      *         ],
-                     *         "people": null
+                     *         "owners": null,
+                     *         "people": null,
+                     *         "permissions": null,
+                     *         "general_space": null
                      *       }
                      *     }
                      */
@@ -8628,6 +8680,28 @@ export interface operations {
                      *             "title": "Product Manager",
                      *             "avatar_url": null,
                      *             "type": "human"
+                     *           },
+                     *           "activity": {
+                     *             "id": "2rxDcnYyZ1a8Zm0RE2bN3J",
+                     *             "action": "project_description_changed",
+                     *             "inserted_at": "2026-11-24T15:02:11.498Z",
+                     *             "author": {
+                     *               "id": "1S9sHJdXziGMetRhKlyYI1",
+                     *               "full_name": "Alice Johnson",
+                     *               "email": "alice@acme.test",
+                     *               "title": "Product Manager",
+                     *               "avatar_url": null,
+                     *               "type": "human"
+                     *             },
+                     *             "content": {
+                     *               "project": {
+                     *                 "id": "website-redesign-0Y9Ntz72ysNZCCSQ5dFUZh",
+                     *                 "name": "Website Redesign"
+                     *               },
+                     *               "project_name": "Website Redesign",
+                     *               "has_description": true,
+                     *               "description": "{\"type\":\"doc\",\"content\":[{\"type\":\"paragraph\",\"content\":[{\"type\":\"text\",\"text\":\"Launch by January.\"}]}]}"
+                     *             }
                      *           }
                      *         }
                      *       ]
@@ -8670,6 +8744,47 @@ export interface operations {
                                 avatar_url: string | null;
                                 /** @enum {unknown} */
                                 type: "human" | "guest";
+                            } | null;
+                            activity: {
+                                /**
+                                 * @description Public id: base62 of a UUID, optionally after a slug and a dash
+                                 * @example 1S9sHJdXziGMetRhKlyYI1
+                                 */
+                                id: string;
+                                /** @description Operately's action name, as the notification's `action` */
+                                action: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp
+                                 * @example 2026-11-21T09:30:00.000Z
+                                 */
+                                inserted_at: string;
+                                author: {
+                                    /**
+                                     * @description Public id: base62 of a UUID, optionally after a slug and a dash
+                                     * @example 1S9sHJdXziGMetRhKlyYI1
+                                     */
+                                    id: string;
+                                    full_name: string;
+                                    email: string;
+                                    title: string | null;
+                                    avatar_url: string | null;
+                                    /** @enum {unknown} */
+                                    type: "human" | "guest";
+                                } | null;
+                                /** @description The action's content in Operately's fields, with the project: `project_renamed` has `old_name` and `new_name`; `project_description_changed` has `project_name`, `has_description` and `description` (the new one, JSON text, or null); other actions the fields they recorded */
+                                content: {
+                                    project: {
+                                        /**
+                                         * @description Public id: base62 of a UUID, optionally after a slug and a dash
+                                         * @example 1S9sHJdXziGMetRhKlyYI1
+                                         */
+                                        id: string;
+                                        name: string;
+                                    } | null;
+                                } & {
+                                    [key: string]: unknown;
+                                };
                             } | null;
                         }[];
                     };

@@ -1,12 +1,13 @@
 // GET /api/external/v1/companies/get: the token's person's company. Its public id and
-// name, how many people it has not counting suspended ones, its administrators only
-// with include_admins=true and its people only with include_people=true (each a full
-// Person, by name); Operately's other include_* flags accepted as "true"/"false", the
-// way its CLI sends them; anything else refused.
+// name, how many people it has not counting suspended ones, and each of Operately's
+// include_* flags ("true"/"false", the way its CLI sends them) filling one field, null
+// otherwise: its administrators and owners (each a Person with their level), its
+// people (with their levels when asked), the caller's permissions, its general
+// space. Anything else refused.
 import { sql } from 'kysely'
 import t from 'tap'
 import { decodeId, shortId } from '../../../src/ids.js'
-import { build, client, createCompany, createPerson, expectInvalidInput, tokenFor } from '../../helper.js'
+import { build, client, createCompany, createPerson, createSpace, expectInvalidInput, tokenFor } from '../../helper.js'
 
 const { app, db } = await build(t)
 
@@ -30,12 +31,19 @@ const api = {
   otto: client(app, (await tokenFor(db, otto.email)).token)
 }
 
-const COMPANY_KEYS = ['admins', 'id', 'member_count', 'name', 'people']
+const COMPANY_KEYS = ['admins', 'general_space', 'id', 'member_count', 'name', 'owners', 'people', 'permissions']
+const NOTHING_INCLUDED = { admins: null, owners: null, people: null, permissions: null, general_space: null }
 
 /** A Person as the contract shows the row. */
 async function person (id: string) {
   const row = await db.selectFrom('people').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
   return { id: shortId(row.id), full_name: row.full_name, email: row.email, title: row.title, avatar_url: row.avatar_url, type: row.type }
+}
+
+/** A Person with their level on the company: admins 100, anyone else 10. */
+async function member (id: string) {
+  const row = await db.selectFrom('people').select('is_admin').where('id', '=', id).executeTakeFirstOrThrow()
+  return { ...await person(id), access_level: row.is_admin ? 100 : 10 }
 }
 
 /** People of the company who are not suspended, counted by the database. */
@@ -53,14 +61,14 @@ t.test("the caller's company: its public id, name and member count without suspe
   const body = res.json()
   t.strictSame(Object.keys(body), ['company'])
   t.strictSame(Object.keys(body.company).sort(), COMPANY_KEYS)
-  t.strictSame(body.company, { id: shortId(acme.id), name: 'Acme Companies Test', member_count: 3, admins: null, people: null },
+  t.strictSame(body.company, { id: shortId(acme.id), name: 'Acme Companies Test', member_count: 3, ...NOTHING_INCLUDED },
     'Alice, Zoe and Bea; Sid and Mo are suspended')
   t.equal(await activeCount(acme.id), 3, 'the database agrees')
   t.equal(decodeId(body.company.id), acme.id)
 
   t.equal((await api.aliceReadOnly.getCompany()).body, res.body, 'a read-only token gets the same answer')
   t.strictSame((await api.otto.getCompany()).json(),
-    { company: { id: shortId(globex.id), name: 'Globex Companies Test', member_count: 1, admins: null, people: null } },
+    { company: { id: shortId(globex.id), name: 'Globex Companies Test', member_count: 1, ...NOTHING_INCLUDED } },
     "another company's person gets their own")
 })
 
@@ -81,20 +89,21 @@ t.test('the member count follows people joining, being suspended and coming back
   t.equal(await count(), 3)
 })
 
-t.test('include_admins=true: the administrators who are not suspended, by name, each a full Person', async (t) => {
+t.test('include_admins=true: the administrators who are not suspended, by name, each a full Person with their level', async (t) => {
   const res = await api.alice.getCompany({ include_admins: 'true' })
   t.equal(res.statusCode, 200)
   const company = res.json().company
-  t.strictSame(company.admins, [await person(bea.id), await person(zoe.id)], 'Bea then Zoe; suspended Sid left out; Alice is no admin')
+  t.strictSame(company.admins, [await member(bea.id), await member(zoe.id)], 'Bea then Zoe; suspended Sid left out; Alice is no admin')
   t.strictSame(company.admins[0], {
-    id: shortId(bea.id), full_name: 'Bea Admin', email: bea.email, title: null, avatar_url: 'https://cdn.acme.test/bea.png', type: 'guest'
+    id: shortId(bea.id), full_name: 'Bea Admin', email: bea.email, title: null, avatar_url: 'https://cdn.acme.test/bea.png', type: 'guest', access_level: 100
   })
+  t.equal(company.owners, null, 'owners only when asked for')
   t.equal(company.people, null, 'people only when asked for')
   t.equal(company.member_count, 3)
   t.notOk(company.admins.some((a: { id: string }) => a.id === shortId(sid.id)))
 
   t.equal((await api.alice.getCompany({ include_admins: 'false' })).json().company.admins, null, 'false: null')
-  t.strictSame((await api.otto.getCompany({ include_admins: 'true' })).json().company.admins, [await person(otto.id)])
+  t.strictSame((await api.otto.getCompany({ include_admins: 'true' })).json().company.admins, [await member(otto.id)])
 })
 
 t.test('include_people=true: the people who are not suspended, by name', async (t) => {
@@ -105,19 +114,59 @@ t.test('include_people=true: the people who are not suspended, by name', async (
   t.equal(company.admins.length, 2)
 })
 
-t.test("Operately's other include_* flags, as its CLI sends them (true/false), are accepted and change nothing", async (t) => {
+t.test('include_owners=true: the people with full access to the company, its admins here, each with their level', async (t) => {
+  const company = (await api.alice.getCompany({ include_owners: 'true' })).json().company
+  t.strictSame(company.owners, [await member(bea.id), await member(zoe.id)])
+  t.ok(company.owners.every((o: { access_level: number }) => o.access_level === 100))
+  t.equal(company.admins, null, 'admins only when asked for')
+  t.strictSame((await api.alice.getCompany({ include_owners: 'true', include_admins: 'true' })).json().company.admins, company.owners)
+})
+
+t.test('include_members_access_levels=true: the people, each with their level on the company', async (t) => {
+  const company = (await api.alice.getCompany({ include_members_access_levels: 'true' })).json().company
+  t.strictSame(company.people, [await member(alice.id), await member(bea.id), await member(zoe.id)])
+  t.strictSame(company.people.map((p: { access_level: number }) => p.access_level), [10, 100, 100], 'Alice views, the admins have full access')
+  const both = (await api.alice.getCompany({ include_members_access_levels: 'true', include_people: 'true' })).json().company
+  t.strictSame(both.people, company.people)
+})
+
+t.test("include_permissions=true: what the token's person may do with the company, by Operately's rules", async (t) => {
+  const KEYS = ['can_create_space', 'can_edit_details', 'can_edit_members', 'can_edit_members_access_levels', 'can_edit_trusted_email_domains',
+    'can_invite_members', 'can_manage_admins', 'can_manage_billing', 'can_manage_owners', 'can_remove_members', 'can_restore_members', 'can_view', 'is_admin']
+  const ofAlice = (await api.alice.getCompany({ include_permissions: 'true' })).json().company.permissions
+  t.strictSame(Object.keys(ofAlice).sort(), KEYS)
+  t.strictSame(Object.entries(ofAlice).filter(([, v]) => v).map(([k]) => k), ['can_view'], 'a member may only view it')
+  const ofZoe = (await api.zoe.getCompany({ include_permissions: 'true' })).json().company.permissions
+  t.ok(Object.values(ofZoe).every((v) => v === true), 'an admin has full access')
+  t.strictSame((await api.aliceReadOnly.getCompany({ include_permissions: 'true' })).json().company.permissions, ofAlice,
+    "a read-only token answers for its person's standing")
+})
+
+t.test('include_general_space=true: the company-wide space, and whether the caller is in it', async (t) => {
+  t.equal((await api.alice.getCompany({ include_general_space: 'true' })).json().company.general_space, null, 'a company without one')
+  const general = await createSpace(db, acme.id, [alice.id], 'General')
+  await db.updateTable('companies').set({ general_space_id: general.id }).where('id', '=', acme.id).execute()
+  t.teardown(() => db.deleteFrom('spaces').where('id', '=', general.id).execute())
+  t.strictSame((await api.alice.getCompany({ include_general_space: 'true' })).json().company.general_space,
+    { id: shortId(general.id), name: 'General', is_member: true, is_company_space: true })
+  t.strictSame((await api.zoe.getCompany({ include_general_space: 'true' })).json().company.general_space,
+    { id: shortId(general.id), name: 'General', is_member: false, is_company_space: true })
+  t.equal((await api.otto.getCompany({ include_general_space: 'true' })).json().company.general_space, null, "another company's is not theirs")
+  t.equal((await api.alice.getCompany()).json().company.general_space, null, 'only when asked for')
+
+  // Deleting the space leaves the company, without one.
+  await db.deleteFrom('spaces').where('id', '=', general.id).execute()
+  const row = await db.selectFrom('companies').select('general_space_id').where('id', '=', acme.id).executeTakeFirstOrThrow()
+  t.equal(row.general_space_id, null)
+})
+
+t.test('every flag at false is the same bytes as none; all of them fill every field', async (t) => {
   const plain = await api.alice.getCompany()
-  const withAdmins = await api.alice.getCompany({ include_admins: 'true' })
-  const flags = ['include_permissions', 'include_owners', 'include_general_space', 'include_members_access_levels']
-  for (const flag of flags) {
-    for (const value of ['true', 'false']) {
-      const res = await api.alice.getCompany({ [flag]: value })
-      t.equal(res.statusCode, 200, `${flag}=${value}`)
-      t.equal(res.body, plain.body, `${flag}=${value}: the same bytes`)
-    }
-  }
-  const all = await api.alice.getCompany(Object.fromEntries([...flags.map((f) => [f, 'true']), ['include_admins', 'true']]))
-  t.equal(all.body, withAdmins.body, 'all of them with include_admins: only the admins added')
+  const flags = ['include_admins', 'include_owners', 'include_people', 'include_members_access_levels', 'include_permissions', 'include_general_space']
+  for (const flag of flags) t.equal((await api.alice.getCompany({ [flag]: 'false' })).body, plain.body, `${flag}=false`)
+  const all = (await api.alice.getCompany(Object.fromEntries(flags.map((f) => [f, 'true'])))).json().company
+  t.ok(all.admins && all.owners && all.people && all.permissions, 'filled')
+  t.ok(all.people.every((p: { access_level?: number }) => typeof p.access_level === 'number'))
 })
 
 t.test('a flag that is not "true" or "false", or an unknown parameter, is 400 naming it', async (t) => {

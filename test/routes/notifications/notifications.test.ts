@@ -92,8 +92,22 @@ t.test('alice mentions carol and dave: carol alone is notified, nobody is subscr
     read_at: null,
     inserted_at: new Date(row.inserted_at).toISOString(),
     project: { id: sluggedId(website.id, website.name), name: website.name },
-    author: { id: shortId(alice.id), full_name: alice.full_name, email: alice.email, title: alice.title, avatar_url: null, type: 'human' }
-  }, 'the newest item is the new notification, with its project and author')
+    author: { id: shortId(alice.id), full_name: alice.full_name, email: alice.email, title: alice.title, avatar_url: null, type: 'human' },
+    activity: {
+      id: shortId(activity!.id),
+      action: 'project_description_changed',
+      inserted_at: new Date(activity!.inserted_at).toISOString(),
+      author: { id: shortId(alice.id), full_name: alice.full_name, email: alice.email, title: alice.title, avatar_url: null, type: 'human' },
+      content: {
+        project: { id: sluggedId(website.id, website.name), name: website.name },
+        project_name: website.name,
+        has_description: true,
+        description: (activity!.content as { new_description: string }).new_description
+      }
+    }
+  }, "the newest item is the new notification, with its project and author, and Operately's activity")
+  t.equal(first.activity.content.description, (await client(app, write('carol@acme.test')).get(website.id)).json().project.description,
+    'the description it carries is the one set, byte for byte')
   const unreadCarol = before.filter((n) => n.person_id === carol.id && !n.read).length + 1
   t.same((await carolNotes.unread()).json(), { unread: unreadCarol })
   const got = await client(app, write('carol@acme.test')).get(website.id)
@@ -302,4 +316,30 @@ t.test('list: a notification about a project the person cannot see is left out u
   await db.updateTable('projects').set({ company_access: 0 }).where('id', '=', internal.id).execute()
   t.same((await listed()).map(([id]) => id), [shortId(seen!.id), shortId(none!.id)], 'left out again')
   await db.deleteFrom('notifications').where('id', 'in', [seen!.id, secret!.id, none!.id]).execute()
+})
+
+t.test("the nested activity: Operately's content for a rename, the recorded fields for other actions, null without one", async (t) => {
+  const at = new Date(Date.now() + 3_600_000) // newest of carol's
+  const activityOf = async (action: string, content: Record<string, unknown>) => (await db.insertInto('activities').values({
+    company_id: alice.company_id, project_id: website.id, author_id: alice.id, action, content: JSON.stringify(content), inserted_at: at
+  }).returning('id').executeTakeFirstOrThrow()).id
+  const renamed = await activityOf('project_renamed', { old_name: 'Old Site', new_name: website.name })
+  const paused = await activityOf('project_paused', { message: '{"type":"doc"}' })
+  const ids = []
+  for (const [activityId, action, offset] of [[renamed, 'project_renamed', 3], [paused, 'project_paused', 2], [null, 'project_closed', 1]] as const) {
+    ids.push((await db.insertInto('notifications').values({
+      person_id: carol.id, project_id: activityId === null ? null : website.id, activity_id: activityId, author_id: activityId === null ? null : alice.id,
+      action, inserted_at: new Date(at.getTime() + offset)
+    }).returning('id').executeTakeFirstOrThrow()).id)
+  }
+  const items = (await notes(write('carol@acme.test')).list({ per_page: '3' })).json().notifications
+  const project = { id: sluggedId(website.id, website.name), name: website.name }
+  t.strictSame(items.map((n: { id: string }) => n.id), ids.map(shortId), 'newest first')
+  t.match(items[0].activity, { id: shortId(renamed), action: 'project_renamed', inserted_at: at.toISOString(), author: { id: shortId(alice.id) } })
+  t.strictSame(items[0].activity.content, { project, old_name: 'Old Site', new_name: website.name })
+  t.strictSame(items[1].activity.content, { message: '{"type":"doc"}', project })
+  t.equal(items[2].activity, null, 'a notification of no activity has none')
+  t.equal(items[2].author, null)
+  await db.deleteFrom('notifications').where('id', 'in', ids).execute()
+  await db.deleteFrom('activities').where('id', 'in', [renamed, paused]).execute()
 })
