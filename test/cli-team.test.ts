@@ -163,8 +163,11 @@ t.test('refusals exit 1 with the reason and write nothing', async (t) => {
 })
 
 t.test('members added later; the listings', async (t) => {
-  const [added, companies, people, spaces] = await cliAll([
-    ['spaces', 'add-members', '--company', NORTHWIND, '--space', 'Engineering', '--member', 'bob@northwind.test', '--member', 'ada@northwind.test'],
+  // The listings run once the members are added (concurrent children would race it).
+  const [added] = await cliAll([
+    ['spaces', 'add-members', '--company', NORTHWIND, '--space', 'Engineering', '--member', 'bob@northwind.test', '--member', 'ada@northwind.test']
+  ])
+  const [companies, people, spaces] = await cliAll([
     ['companies', 'list'], ['people', 'list', '--company', NORTHWIND, '--json'], ['spaces', 'list', '--company', NORTHWIND]
   ])
   t.equal(added!.stdout, 'space Engineering of Northwind Traders; members: ada@northwind.test, bob@northwind.test, gus@partner.test\n',
