@@ -382,14 +382,15 @@ t.test('a connection that outlives DB_CONNECTION_TIMEOUT_MS: 503 at the setting,
   await patientServer.start()
   const patientAgent = new Agent()
   let patientAnswered = 0
-  const patientAnswers = requests(patient.port, patientAgent).map(async (answer) => { await answer; patientAnswered++ })
+  // The API's two requests: /health/ready gives up after its own 2 s, whatever the setting.
+  const patientAnswers = requests(patient.port, patientAgent).slice(0, 2).map(async (answer) => { await answer; patientAnswered++ })
   // Cut off at the end (its connection attempts too), so that its pool can close.
   t.teardown(async () => {
     patientAgent.destroy()
     await patientServer.stop()
     await Promise.all(patientAnswers)
   })
-  t.ok(await waitFor(() => patientServer.accepted >= 3, 60_000), 'the patient app waits for connections from the server that never answers')
+  t.ok(await waitFor(() => patientServer.accepted >= 2, 60_000), 'the patient app waits for connections from the server that never answers')
 
   const silent = new TcpProxy('silent')
   await silent.start()
