@@ -7,7 +7,8 @@
 // lists, empty, random text), aimed at editable, read-only, invisible, archived, foreign and unknown
 // projects. A model written from the contract predicts each answer; after every
 // request the database shows that only the addressed project changed, only on a
-// 200, and exactly as asked.
+// 200, and exactly as asked. projects/create and the lifecycle operations of issue
+// 64 get the same headers and bodies built from their own (see their section).
 //
 // FUZZ_RUNS=k runs every property k times as often (a long run); FUZZ_SEED=n
 // replays a run (the seed is printed at the start and on failure); FUZZ_SHRINK=1
@@ -27,7 +28,7 @@ const BODY_LIMIT = 1024 * 1024
 const FACTOR = Math.max(1, Number(process.env.FUZZ_RUNS ?? 1))
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31))
 const SHRINK = process.env.FUZZ_SHRINK === '1'
-// 2,600 requests in a normal run.
+// 2,600 requests in a normal run, and 50 for each of the 14 lifecycle operations (LIFECYCLE_RUNS).
 const RUNS = { update_name: 700, update_description: 700, get: 600, queries: 600 }
 
 t.comment(`fast-check seed ${SEED} (FUZZ_SEED=${SEED} replays this run), runs x${FACTOR}`)
@@ -722,6 +723,291 @@ async function property (t: Test, name: string, arb: fc.Arbitrary<MutationReques
   }
 }
 
+// --- the lifecycle operations ----------------------------------------------------------
+// projects/create and the fourteen operations of issue 64, each its own property with the
+// same hostile headers (and If-Match, but on create), and bodies built from the
+// operation's valid one: as it is, with fields set to hostile values, dropped or
+// added, dressed with a BOM, a duplicate key or invalid UTF-8; or random JSON and
+// bytes. Ids are filled in when the request is sent, so a project that a 200 changed
+// (paused, closed, deleted…) is replaced by a fresh one before the next request.
+// The model predicts exactly what does not depend on the values (headers, body
+// syntax, unknown and missing keys, the target's 200/403/404), and for hostile
+// values allows only a 400 or what the target would answer (a 404 of another thing
+// too: a goal, a space, a contributor); a 200 changes only the addressed project (or
+// adds the one created), anything else writes nothing at all.
+
+type LifecycleOp = 'create' | 'update_start_date' | 'update_due_date' | 'update_parent_goal' | 'move_to_space' | 'delete' | 'pause' | 'resume' |
+  'close' | 'update_champion' | 'update_reviewer' | 'create_contributor' | 'update_contributor' | 'delete_contributor'
+type LifecycleTarget = Exclude<Target, 'closed'>
+const LIFECYCLE_RUNS = 50
+const CONTRIBUTOR_OPS = new Set<LifecycleOp>(['update_contributor', 'delete_contributor'])
+/** A valid body's keys beside the id, as each operation's schema names them (the optional ones last). */
+const LIFECYCLE_KEYS: Record<LifecycleOp, { required: string[], optional: string[] }> = {
+  create: { required: ['space_id', 'name', 'anonymous_access_level', 'company_access_level', 'space_access_level'], optional: ['champion_id', 'reviewer_id', 'goal_id', 'description'] },
+  update_start_date: { required: ['project_id', 'start_date'], optional: [] },
+  update_due_date: { required: ['project_id', 'due_date'], optional: [] },
+  update_parent_goal: { required: ['project_id', 'goal_id'], optional: [] },
+  move_to_space: { required: ['project_id', 'space_id'], optional: [] },
+  delete: { required: ['project_id'], optional: [] },
+  pause: { required: ['project_id', 'message'], optional: ['send_notifications_to_everyone', 'subscriber_ids'] },
+  resume: { required: ['project_id', 'message'], optional: ['send_notifications_to_everyone', 'subscriber_ids'] },
+  close: { required: ['project_id', 'retrospective', 'success_status'], optional: ['send_notifications_to_everyone', 'subscriber_ids'] },
+  update_champion: { required: ['project_id', 'champion_id'], optional: [] },
+  update_reviewer: { required: ['project_id', 'reviewer_id'], optional: [] },
+  create_contributor: { required: ['project_id', 'person_id', 'responsibility', 'permissions'], optional: ['role'] },
+  update_contributor: { required: ['contrib_id'], optional: ['responsibility', 'person_id', 'permissions', 'role'] },
+  delete_contributor: { required: ['contrib_id'], optional: [] }
+}
+const UNKNOWN_KEYS = ['__proto__', 'constructor', 'prototype', 'extra', 'Project_Id', 'id', '']
+
+const moveTarget = await createSpace(db, company.id, [me.id])
+const viewableSpace = await createSpace(db, company.id)
+await db.updateTable('spaces').set({ company_access: 40 }).where('id', '=', viewableSpace.id).execute()
+const companyGoal = await db.insertInto('goals').values({
+  company_id: company.id, space_id: mySpace.id, name: 'Grow', timeframe_start_type: null, timeframe_start_value: null, timeframe_start_date: null,
+  timeframe_end_type: null, timeframe_end_value: null, timeframe_end_date: null
+}).returning('id').executeTakeFirstOrThrow()
+const doc = (text: string) => JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text }] }] })
+
+/** Where each target is made: me has full access to the editable one, views the read-only one, sees none of the others. */
+const LIFECYCLE_PROJECTS: Record<Exclude<LifecycleTarget, 'unknown'>, { space: { id: string }, access: { public?: 0 | 10, company?: 0 | 40 | 70, space?: 0 | 70 | 100 }, archived?: boolean }> = {
+  editable: { space: mySpace, access: { space: 100 } },
+  readonly: { space: otherSpace, access: { company: 40 } },
+  invisible: { space: otherSpace, access: { public: 0, company: 0, space: 0 } },
+  archived: { space: mySpace, access: { space: 100 }, archived: true },
+  foreign: { space: elsewhereSpace, access: { company: 70, space: 70 } }
+}
+/** create's spaces for the same targets: me may create in the first, view the second, see none of the others. */
+const CREATE_SPACES: Record<LifecycleTarget, string> = {
+  editable: mySpace.id, readonly: viewableSpace.id, invisible: otherSpace.id, archived: otherSpace.id, foreign: elsewhereSpace.id, unknown: randomUUID()
+}
+const LIFECYCLE_OUTCOME: Record<LifecycleTarget, [number, string]> = {
+  editable: [200, ''], readonly: [403, 'forbidden'], invisible: [404, 'not_found'], archived: [404, 'not_found'], foreign: [404, 'not_found'], unknown: [404, 'not_found']
+}
+
+interface LifecycleFixture { id: string, publicId: string, binding: string }
+const lifecycleFixtures = new Map<string, LifecycleFixture>()
+
+/** The project (and contributor) an operation addresses as `target`: made on first use, and again after a 200. */
+async function lifecycleFixture (op: LifecycleOp, target: LifecycleTarget): Promise<LifecycleFixture> {
+  const key = `${op} ${target}`
+  const found = lifecycleFixtures.get(key)
+  if (found !== undefined) return found
+  let made: LifecycleFixture = { id: randomUUID(), publicId: '', binding: randomUUID() }
+  if (target !== 'unknown') {
+    const { space, access, archived } = LIFECYCLE_PROJECTS[target]
+    const project = await createProject(db, space, { access, archived, state: op === 'resume' ? 'paused' : 'active' })
+    const binding = CONTRIBUTOR_OPS.has(op) ? (await addContributor(db, project.id, target === 'foreign' ? outsider.id : colleague.id, 'contributor', 10)).id : randomUUID()
+    made = { id: project.id, publicId: project.publicId, binding }
+  }
+  made.publicId ||= shortId(made.id)
+  lifecycleFixtures.set(key, made)
+  return made
+}
+
+type IdForm = 'slugged' | 'short' | 'uuid' | 'UUID'
+const formOf = (uuid: string, publicId: string, form: IdForm) =>
+  form === 'slugged' ? publicId : form === 'short' ? shortId(uuid) : form === 'uuid' ? uuid : uuid.toUpperCase()
+
+/** The operation's valid body for the target, its id in the form asked. */
+async function validLifecycleBody (op: LifecycleOp, target: LifecycleTarget, form: IdForm): Promise<Record<string, unknown>> {
+  if (op === 'create') {
+    return { space_id: formOf(CREATE_SPACES[target], shortId(CREATE_SPACES[target]), form), name: `Fuzzed ${randomUUID()}`, anonymous_access_level: 0, company_access_level: 40, space_access_level: 70 }
+  }
+  const made = await lifecycleFixture(op, target)
+  if (CONTRIBUTOR_OPS.has(op)) {
+    const contribId = formOf(made.binding, shortId(made.binding), form === 'slugged' ? 'short' : form)
+    return op === 'update_contributor' ? { contrib_id: contribId, responsibility: 'Runs it' } : { contrib_id: contribId }
+  }
+  const own: Record<string, unknown> = {
+    update_start_date: { start_date: { date: '2026-03-02', date_type: 'day', value: 'Mar 2, 2026' } },
+    update_due_date: { due_date: { date: '2026-12-31', date_type: 'quarter', value: 'Q4 2026' } },
+    update_parent_goal: { goal_id: shortId(companyGoal.id) },
+    move_to_space: { space_id: shortId(moveTarget.id) },
+    delete: {},
+    pause: { message: doc('Waiting') },
+    resume: { message: doc('Going on') },
+    close: { retrospective: doc('Done'), success_status: 'achieved' },
+    update_champion: { champion_id: shortId(colleague.id) },
+    update_reviewer: { reviewer_id: shortId(colleague.id) },
+    create_contributor: { person_id: shortId(colleague.id), responsibility: 'Runs it', permissions: 'view_access' }
+  }
+  return { project_id: formOf(made.id, made.publicId, form), ...(own[op] as object) }
+}
+
+/** Hostile values for any field: wrong types, hostile strings, ids of nothing or of the wrong thing, dates that do not exist. */
+const hostileValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.jsonValue(),
+  nameArb,
+  fc.constantFrom(null, '', ' ', 0, -1, 1.5, 70, 101, true, [], {}, '{}', 'null', '[]', '\u0000', 'x'.repeat(100_000), shortId(UNKNOWN_ID), 'z'.repeat(22),
+    shortId(me.id), shortId(suspended.id), shortId(outsider.id), shortId(colleague.id), shortId(elsewhereSpace.id), shortId(otherSpace.id),
+    'achieved', 'missed', 'full_access', 'edit_access', 'champion', 'reviewer', [shortId(colleague.id), shortId(outsider.id)], ['\ud800'],
+    Array.from({ length: 1001 }, () => shortId(colleague.id)), { date: '2026-02-30', date_type: 'day', value: 'Feb 30, 2026' },
+    { date: '2026-03-02', date_type: 'month', value: 'Mar 2026' }, { date: '2026-03-02', date_type: 'quarter', value: 'Q2 2026' },
+    { date: '2026-03-02', date_type: 'week', value: 'x' }, { date: '2026-03-02', date_type: 'day' }, { date: '0000-01-01', date_type: 'year', value: '0' },
+    { date: '2026-03-02', date_type: 'day', value: 'Mar 2, 2026', extra: 1 }, '{"type":"doc","content":"x"}', '['.repeat(200) + ']'.repeat(200))
+)
+
+interface Edit { key: string, value?: unknown, drop?: boolean }
+interface LifecyclePlan { target: LifecycleTarget, form: IdForm, edits: Edit[], dress: 'plain' | 'bom' | 'duplicate' | 'bad_utf8', raw: Buffer | null }
+interface LifecycleRequest { op: LifecycleOp, auth: Auth, expect: string | undefined, encoding: string | undefined, contentType: ContentType, condition: string | undefined, plan: LifecyclePlan }
+
+const editArb = (op: LifecycleOp): fc.Arbitrary<Edit> => {
+  const known = [...LIFECYCLE_KEYS[op].required, ...LIFECYCLE_KEYS[op].optional]
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.record({ key: fc.constantFrom(...known), value: hostileValueArb }) },
+    { weight: 1, arbitrary: fc.constantFrom(...known).map((key) => ({ key, drop: true })) },
+    { weight: 1, arbitrary: fc.record({ key: fc.constantFrom(...UNKNOWN_KEYS), value: fc.jsonValue() }) }
+  )
+}
+
+const lifecyclePlanArb = (op: LifecycleOp): fc.Arbitrary<LifecyclePlan> => fc.record({
+  target: fc.constantFrom<LifecycleTarget>('editable', 'editable', 'editable', 'readonly', 'invisible', 'archived', 'foreign', 'unknown'),
+  form: fc.constantFrom<IdForm>('slugged', 'short', 'uuid', 'UUID'),
+  edits: fc.oneof({ weight: 3, arbitrary: fc.constant<Edit[]>([]) }, { weight: 4, arbitrary: fc.array(editArb(op), { minLength: 1, maxLength: 3 }) }),
+  dress: fc.constantFrom<LifecyclePlan['dress']>('plain', 'plain', 'plain', 'plain', 'plain', 'plain', 'bom', 'duplicate', 'bad_utf8'),
+  raw: fc.oneof(
+    { weight: 12, arbitrary: fc.constant(null) },
+    { weight: 1, arbitrary: fc.json().map((json) => Buffer.from(json)) },
+    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 100_000 }).map((depth) => Buffer.from(`{"project_id":${'['.repeat(depth)}${']'.repeat(depth)}}`)) },
+    { weight: 1, arbitrary: fc.integer({ min: -2, max: 2 }).map((delta) => Buffer.from(`{"x":"${'x'.repeat(BODY_LIMIT + delta - 8)}"}`)) }
+  )
+})
+
+// Half the requests carry hostile headers; the other half a write token and JSON, so that their bodies reach the operation.
+const cleanHeadersArb = fc.record({
+  auth: bearerFor(write).map((header): Auth => ({ header, kind: 'write' })),
+  expect: fc.constant(undefined),
+  encoding: fc.constant(undefined),
+  contentType: fc.constant<ContentType>({ value: 'application/json', json: true })
+})
+const hostileHeadersArb = fc.record({ auth: authArb, expect: expectArb, encoding: encodingArb, contentType: contentTypeArb })
+const lifecycleArb = (op: LifecycleOp): fc.Arbitrary<LifecycleRequest> => fc.record({
+  headers: fc.oneof(cleanHeadersArb, hostileHeadersArb), condition: op === 'create' ? fc.constant(undefined) : conditionArb, plan: lifecyclePlanArb(op)
+}).map(({ headers, ...r }) => ({ ...headers, ...r })).map((r) => Object.assign({ op, ...r }, {
+  [fc.toStringMethod]: () => `${op} ${JSON.stringify({ ...r, plan: { ...r.plan, raw: r.plan.raw && shorten(r.plan.raw.toString('latin1')), edits: r.plan.edits.map((e) => ({ ...e, value: shorten(JSON.stringify(e.value) ?? '') })) } })}`
+}))
+
+/** The body's bytes, and what holds of them whatever the values: a key dropped or unknown, a dressing that is always a 400 (or allowed one). */
+async function renderLifecycle (op: LifecycleOp, plan: LifecyclePlan) {
+  const none = { exact: false, edited: false, lenient: false }
+  if (plan.raw !== null) return { payload: plan.raw, ...none }
+  const body = await validLifecycleBody(op, plan.target, plan.form)
+  const extras: string[] = []
+  for (const edit of plan.edits) {
+    if (edit.drop === true) delete body[edit.key]
+    else if (UNKNOWN_KEYS.includes(edit.key)) extras.push(`${JSON.stringify(edit.key)}:${JSON.stringify(edit.value ?? null)}`)
+    else body[edit.key] = edit.value
+  }
+  const missing = LIFECYCLE_KEYS[op].required.some((key) => !(key in body))
+  const [first] = Object.keys(body)
+  if (plan.dress === 'duplicate' && first !== undefined) extras.push(`${JSON.stringify(first)}:${JSON.stringify(body[first])}`)
+  const text = JSON.stringify(body)
+  const joined = extras.length === 0 ? text : `${text.slice(0, -1)}${text === '{}' ? '' : ','}${extras.join(',')}}`
+  let payload = Buffer.from(joined)
+  if (plan.dress === 'bom') payload = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), payload])
+  if (plan.dress === 'bad_utf8') payload = Buffer.concat([Buffer.from(joined.slice(0, -1)), Buffer.from(',"x":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])
+  const exact = extras.length > 0 || missing || plan.dress === 'bad_utf8'
+  return { payload, exact, edited: plan.edits.some((e) => e.drop !== true && !UNKNOWN_KEYS.includes(e.key)) || plan.edits.some((e) => e.drop === true), lenient: plan.dress === 'bom' }
+}
+
+/** What the contract gives for the request; `current` is the target's tag just before it. */
+function expectLifecycle (request: LifecycleRequest, rendered: Awaited<ReturnType<typeof renderLifecycle>>, condition: string | undefined, current: string | null): Expected {
+  const reject = (status: number, code: string): Expected => ({ outcomes: [[status, code]] })
+  if (unmetExpectation(request.expect)) return reject(417, 'expectation_failed')
+  if (request.auth.kind === 'twice') return reject(400, 'invalid_input')
+  if (request.auth.kind === 'invalid') return reject(401, 'unauthenticated')
+  if (request.auth.kind === 'readonly') return reject(403, 'read_only_token')
+  const { payload } = rendered
+  if (foreignEncoding(request.encoding) && payload.length > 0) return reject(415, 'unsupported_media_type')
+  if (!request.contentType.json) return payload.length === 0 ? { outcomes: [[400, 'invalid_input'], [415, 'unsupported_media_type']] } : reject(415, 'unsupported_media_type')
+  if (payload.length > BODY_LIMIT) return reject(413, 'payload_too_large')
+  const invalid = reject(400, 'invalid_input')
+  let body: unknown
+  try {
+    body = JSON.parse(strictUtf8.decode(payload))
+  } catch {
+    return invalid
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || rendered.exact) return invalid
+  const outcome = LIFECYCLE_OUTCOME[request.plan.target]
+  let expected: Expected
+  if (request.plan.raw !== null) {
+    expected = { outcomes: [[400, 'invalid_input'], [404, 'not_found']] }
+  } else if (!rendered.edited) {
+    expected = { outcomes: [outcome, ...(rendered.lenient ? [[400, 'invalid_input'] as [number, string]] : [])] }
+  } else {
+    // A hostile value may still be valid, or name nothing (a goal, a space, a person: 400 or 404).
+    expected = { outcomes: [[400, 'invalid_input'], [404, 'not_found'], outcome] }
+  }
+  const conditioned = withCondition(expected, 'mutation', condition, current, false)
+  // Checks of the values made once the project is locked come after If-Match's.
+  if (rendered.edited && outcome[0] === 200 && condition !== undefined && readTags(condition) !== null) conditioned.outcomes.push([412, 'precondition_failed'])
+  return conditioned
+}
+
+/** Every project's row with its contributors (digests), and how many rows the tables a change writes hold. */
+async function lifecycleSnapshot () {
+  const { rows } = await sql<{ id: string, digest: string }>`
+    SELECT p.id, md5(to_jsonb(p)::text || coalesce((SELECT jsonb_agg(to_jsonb(c) ORDER BY c.id)::text FROM project_contributors c WHERE c.project_id = p.id), '')) AS digest
+    FROM projects p`.execute(db)
+  const { rows: [counts] } = await sql<{ counts: string }>`
+    SELECT concat_ws(' ', (SELECT count(*) FROM activities), (SELECT count(*) FROM subscriptions), (SELECT count(*) FROM notifications),
+      (SELECT count(*) FROM project_retrospectives), (SELECT count(*) FROM webhook_deliveries), (SELECT count(*) FROM project_contributors)) AS counts`.execute(db)
+  return { projects: new Map(rows.map((r) => [r.id, r.digest])), counts: counts!.counts }
+}
+
+/** The target project's tag as me reads it now; null when me cannot. */
+async function lifecycleTag (op: LifecycleOp, target: LifecycleTarget): Promise<string | null> {
+  if (op === 'create' || !['editable', 'readonly'].includes(target)) return null
+  const made = await lifecycleFixture(op, target)
+  const res = await app.inject({ method: 'GET', url: `${BASE}/get`, query: { id: made.id }, headers: { authorization: `Bearer ${write}` } })
+  return String(res.headers.etag).slice(1, -1)
+}
+
+async function exerciseLifecycle (request: LifecycleRequest): Promise<number> {
+  const { op, plan } = request
+  const rendered = await renderLifecycle(op, plan)
+  const current = request.condition === undefined ? null : await lifecycleTag(op, plan.target)
+  const condition = request.condition?.replaceAll('{current}', current ?? NEVER_TAG).replaceAll('{stale}', NEVER_TAG)
+  const expected = expectLifecycle(request, rendered, condition, current)
+  const headers: Record<string, string | string[]> = {}
+  if (condition !== undefined) headers['if-match'] = condition
+  if (request.auth.header !== undefined) headers.authorization = request.auth.header
+  if (request.expect !== undefined) headers.expect = request.expect
+  if (request.encoding !== undefined) headers['content-encoding'] = request.encoding
+  if (request.contentType.value !== undefined) headers['content-type'] = request.contentType.value
+  const before = await lifecycleSnapshot()
+  const res = await app.inject({ method: 'POST', url: `${BASE}/${op}`, headers, payload: rendered.payload })
+  const after = await lifecycleSnapshot()
+
+  check(res.statusCode < 500, `a ${res.statusCode}: ${res.body.slice(0, 300)}`)
+  const code = res.statusCode === 200 ? '' : checkEnvelope(res).code
+  check(expected.outcomes.some(([s, c]) => s === res.statusCode && c === code),
+    `expected ${expected.outcomes.map(([s, c]) => `${s} ${c}`).join(' or ')}, got ${res.statusCode} ${code}: ${res.body.slice(0, 300)}`)
+  const tagged = res.statusCode === 200 || res.statusCode === 412
+  check(tagged ? /^"[A-Za-z0-9_-]{43}"$/.test(String(res.headers.etag)) : res.headers.etag === undefined, `ETag ${res.headers.etag} on a ${res.statusCode}`)
+  if (res.statusCode === 412) check(res.headers.etag === `"${await lifecycleTag(op, plan.target)}"`, 'a 412 carries the current tag')
+  check(Object.getOwnPropertyNames(Object.prototype).sort().join() === pristine && ({} as Record<string, unknown>).polluted === undefined, 'Object.prototype polluted')
+  if (res.statusCode !== 200) {
+    check(after.counts === before.counts && JSON.stringify([...after.projects]) === JSON.stringify([...before.projects]), `written on a ${res.statusCode}`)
+    return res.statusCode
+  }
+  const answered = String(res.json().project.id)
+  const added = [...after.projects.keys()].filter((id) => !before.projects.has(id))
+  if (op === 'create') {
+    check(added.length === 1 && answered.endsWith(shortId(added[0]!)), `create answered ${answered}, added ${added.join()}`)
+  } else {
+    const made = await lifecycleFixture(op, plan.target)
+    check(added.length === 0 && answered.endsWith(shortId(made.id)), `answered ${answered}, not the addressed project`)
+    lifecycleFixtures.delete(`${op} ${plan.target}`)
+  }
+  const changed = [...before.projects].filter(([id, digest]) => after.projects.get(id) !== digest && !(op !== 'create' && answered.endsWith(shortId(id))))
+  check(changed.length === 0, `other projects changed: ${changed.map(([id]) => id).join()}`)
+  return res.statusCode
+}
+
 // --- the other queries ---------------------------------------------------------------
 // people/get_me, companies/get and projects/list take only query parameters: their
 // own, Operately's include_* flags of that operation, and nothing else. Each answer is predicted from
@@ -892,3 +1178,22 @@ t.test('after random mentions: subscriptions only of the project\'s company and 
   t.equal(mentioned.length, 1, 'the mentioned colleague has one subscription on the project')
 })
 t.test('get: hostile query strings, headers and ids', (t) => property(t, 'get', getArb, RUNS.get))
+
+const LIFECYCLE_OPS: LifecycleOp[] = ['create', 'update_start_date', 'update_due_date', 'update_parent_goal', 'move_to_space', 'delete', 'pause', 'resume', 'close',
+  'update_champion', 'update_reviewer', 'create_contributor', 'update_contributor', 'delete_contributor']
+for (const [i, op] of LIFECYCLE_OPS.entries()) {
+  t.test(`${op}: hostile bodies, headers and ids`, async (t) => {
+    const statuses = new Map<number, number>()
+    try {
+      await fc.assert(fc.asyncProperty(lifecycleArb(op), async (request) => {
+        const status = await exerciseLifecycle(request)
+        statuses.set(status, (statuses.get(status) ?? 0) + 1)
+      }), { numRuns: LIFECYCLE_RUNS * FACTOR, seed: SEED + i, endOnFailure: !SHRINK })
+      t.pass(`${op}: ${[...statuses.values()].reduce((a, b) => a + b, 0)} generated requests answered as the contract says`)
+      t.comment(`${op} statuses: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(', ')}`)
+    } catch (error) {
+      const cause = error instanceof Error && error.cause instanceof Error ? `\nCause: ${error.cause.message}` : ''
+      t.fail(`${op}: ${error instanceof Error ? error.message : String(error)}${cause}`)
+    }
+  })
+}

@@ -12,9 +12,10 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import type { Db } from '../../src/db/index.js'
+import type { AccessLevel } from '../../src/db/types.js'
 import { revokeToken } from '../../src/auth/tokens.js'
 import { shortId } from '../../src/ids.js'
-import { build, createCompany, createPerson, createProject, createSpace, notifyOf, tokenFor } from '../helper.js'
+import { addContributor, build, createCompany, createPerson, createProject, createSpace, notifyOf, tokenFor } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'
 const REALM = 'Bearer realm="api"'
@@ -34,7 +35,7 @@ const VISIBILITIES: Visibility[] = ['public', 'internal', 'confidential', 'secre
 // below, and is no contributor; `outsider` belongs to another company.
 // public       public 10, company 40, space 70: member edits (space), outsider views (public)
 // internal     company 40:                      member views (company), outsider sees nothing
-// confidential space 70:                        member edits (space), outsider sees nothing
+// confidential space 100:                       member has full access (space), outsider sees nothing
 // secret       none:                            nobody sees it (no binding, no admin)
 // archived     company 70, space 70, archived:  member may read it, no one may change it
 //
@@ -80,14 +81,20 @@ const CHALLENGE: Partial<Record<Kind, string>> = {
 }
 
 const DEFAULT_CODE: Record<number, string> = { 401: 'unauthenticated', 404: 'not_found' }
-const expected = new Map<string, { status: number, code: string | null }>()
-for (const line of TABLE.trim().split('\n').slice(1)) {
-  const [kind, op, ...cells] = line.trim().split(/\s+/)
-  cells.forEach((cell, i) => {
-    const [status, code] = cell.split(':')
-    expected.set(`${kind} ${op} ${VISIBILITIES[i]}`, { status: Number(status), code: code ?? DEFAULT_CODE[Number(status)] ?? null })
-  })
+
+/** A table's cells by `kind op visibility`. */
+function cellsOf (table: string): Map<string, { status: number, code: string | null }> {
+  const cells = new Map<string, { status: number, code: string | null }>()
+  for (const line of table.trim().split('\n').slice(1)) {
+    const [kind, op, ...row] = line.trim().split(/\s+/)
+    row.forEach((cell, i) => {
+      const [status, code] = cell.split(':')
+      cells.set(`${kind} ${op} ${VISIBILITIES[i]}`, { status: Number(status), code: code ?? DEFAULT_CODE[Number(status)] ?? null })
+    })
+  }
+  return cells
 }
+const expected = cellsOf(TABLE)
 
 const { app: server, db } = await build(t)
 
@@ -98,10 +105,19 @@ const space = await createSpace(db, company.id, [member.id, suspendedPerson.id])
 const globex = await createCompany(db)
 const outsider = await createPerson(db, globex.id)
 
+/** How each visibility's project is made (the lifecycle operations make one per cell, below). */
+const ACCESS_OF: Record<Visibility, { access: { public?: AccessLevel, company?: AccessLevel, space?: AccessLevel }, archived?: boolean }> = {
+  public: { access: { public: 10, company: 40, space: 70 } },
+  internal: { access: { company: 40 } },
+  confidential: { access: { space: 100 } },
+  secret: { access: { public: 0, company: 0, space: 0 } },
+  archived: { access: { company: 70, space: 70 }, archived: true }
+}
+
 const projects: Record<Visibility, Awaited<ReturnType<typeof createProject>>> = {
-  public: await createProject(db, space, { access: { public: 10, company: 40, space: 70 } }),
-  internal: await createProject(db, space, { access: { company: 40 } }),
-  confidential: await createProject(db, space, { access: { space: 70 } }),
+  public: await createProject(db, space, { access: ACCESS_OF.public.access }),
+  internal: await createProject(db, space, { access: ACCESS_OF.internal.access }),
+  confidential: await createProject(db, space, { access: ACCESS_OF.confidential.access }),
   secret: await createProject(db, space, { access: { public: 0, company: 0, space: 0 } }),
   archived: await createProject(db, space, { access: { company: 70, space: 70 }, archived: true })
 }
@@ -244,6 +260,346 @@ t.test('every token kind × operation × visibility with a condition that never 
       }
     }
   }
+})
+
+// The lifecycle operations (issue 64) under the same kinds and visibilities. Each
+// cell has a project of its own, made as the projects above are (again after a 200,
+// so every cell starts from the same state): paused for resume, with a contributor
+// for update_contributor and delete_contributor, who are addressed by it. Full
+// access is needed by move_to_space, delete, update_champion, update_reviewer and
+// delete_contributor (the member has it only on the confidential project, whose
+// space level is 100), edit access by the others. A 200 stores exactly its change
+// with one activity; anything else writes nothing (the project, its contributors,
+// activities, subscriptions, notifications, retrospectives, webhook deliveries).
+type LifecycleOp = 'update_start_date' | 'update_due_date' | 'update_parent_goal' | 'move_to_space' | 'delete' | 'pause' | 'resume' | 'close' |
+  'update_champion' | 'update_reviewer' | 'create_contributor' | 'update_contributor' | 'delete_contributor'
+const LIFECYCLE_OPS: LifecycleOp[] = ['update_start_date', 'update_due_date', 'update_parent_goal', 'move_to_space', 'delete', 'pause', 'resume', 'close',
+  'update_champion', 'update_reviewer', 'create_contributor', 'update_contributor', 'delete_contributor']
+const LIFECYCLE_TABLE = `
+kind          op                  public               internal             confidential         secret               archived
+write         update_start_date   200                  403:forbidden        200                  404                  404
+write         update_due_date     200                  403:forbidden        200                  404                  404
+write         update_parent_goal  200                  403:forbidden        200                  404                  404
+write         move_to_space       403:forbidden        403:forbidden        200                  404                  404
+write         delete              403:forbidden        403:forbidden        200                  404                  404
+write         pause               200                  403:forbidden        200                  404                  404
+write         resume              200                  403:forbidden        200                  404                  404
+write         close               200                  403:forbidden        200                  404                  404
+write         update_champion     403:forbidden        403:forbidden        200                  404                  404
+write         update_reviewer     403:forbidden        403:forbidden        200                  404                  404
+write         create_contributor  200                  403:forbidden        200                  404                  404
+write         update_contributor  200                  403:forbidden        200                  404                  404
+write         delete_contributor  403:forbidden        403:forbidden        200                  404                  404
+read_only     update_start_date   403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     update_due_date     403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     update_parent_goal  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     move_to_space       403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     delete              403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     pause               403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     resume              403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     close               403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     update_champion     403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     update_reviewer     403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     create_contributor  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     update_contributor  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+read_only     delete_contributor  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token  403:read_only_token
+foreign       update_start_date   403:forbidden        404                  404                  404                  404
+foreign       update_due_date     403:forbidden        404                  404                  404                  404
+foreign       update_parent_goal  403:forbidden        404                  404                  404                  404
+foreign       move_to_space       403:forbidden        404                  404                  404                  404
+foreign       delete              403:forbidden        404                  404                  404                  404
+foreign       pause               403:forbidden        404                  404                  404                  404
+foreign       resume              403:forbidden        404                  404                  404                  404
+foreign       close               403:forbidden        404                  404                  404                  404
+foreign       update_champion     403:forbidden        404                  404                  404                  404
+foreign       update_reviewer     403:forbidden        404                  404                  404                  404
+foreign       create_contributor  403:forbidden        404                  404                  404                  404
+foreign       update_contributor  403:forbidden        404                  404                  404                  404
+foreign       delete_contributor  403:forbidden        404                  404                  404                  404
+expired       update_start_date   401                  401                  401                  401                  401
+expired       update_due_date     401                  401                  401                  401                  401
+expired       update_parent_goal  401                  401                  401                  401                  401
+expired       move_to_space       401                  401                  401                  401                  401
+expired       delete              401                  401                  401                  401                  401
+expired       pause               401                  401                  401                  401                  401
+expired       resume              401                  401                  401                  401                  401
+expired       close               401                  401                  401                  401                  401
+expired       update_champion     401                  401                  401                  401                  401
+expired       update_reviewer     401                  401                  401                  401                  401
+expired       create_contributor  401                  401                  401                  401                  401
+expired       update_contributor  401                  401                  401                  401                  401
+expired       delete_contributor  401                  401                  401                  401                  401
+revoked       update_start_date   401                  401                  401                  401                  401
+revoked       update_due_date     401                  401                  401                  401                  401
+revoked       update_parent_goal  401                  401                  401                  401                  401
+revoked       move_to_space       401                  401                  401                  401                  401
+revoked       delete              401                  401                  401                  401                  401
+revoked       pause               401                  401                  401                  401                  401
+revoked       resume              401                  401                  401                  401                  401
+revoked       close               401                  401                  401                  401                  401
+revoked       update_champion     401                  401                  401                  401                  401
+revoked       update_reviewer     401                  401                  401                  401                  401
+revoked       create_contributor  401                  401                  401                  401                  401
+revoked       update_contributor  401                  401                  401                  401                  401
+revoked       delete_contributor  401                  401                  401                  401                  401
+suspended     update_start_date   401                  401                  401                  401                  401
+suspended     update_due_date     401                  401                  401                  401                  401
+suspended     update_parent_goal  401                  401                  401                  401                  401
+suspended     move_to_space       401                  401                  401                  401                  401
+suspended     delete              401                  401                  401                  401                  401
+suspended     pause               401                  401                  401                  401                  401
+suspended     resume              401                  401                  401                  401                  401
+suspended     close               401                  401                  401                  401                  401
+suspended     update_champion     401                  401                  401                  401                  401
+suspended     update_reviewer     401                  401                  401                  401                  401
+suspended     create_contributor  401                  401                  401                  401                  401
+suspended     update_contributor  401                  401                  401                  401                  401
+suspended     delete_contributor  401                  401                  401                  401                  401
+malformed     update_start_date   401                  401                  401                  401                  401
+malformed     update_due_date     401                  401                  401                  401                  401
+malformed     update_parent_goal  401                  401                  401                  401                  401
+malformed     move_to_space       401                  401                  401                  401                  401
+malformed     delete              401                  401                  401                  401                  401
+malformed     pause               401                  401                  401                  401                  401
+malformed     resume              401                  401                  401                  401                  401
+malformed     close               401                  401                  401                  401                  401
+malformed     update_champion     401                  401                  401                  401                  401
+malformed     update_reviewer     401                  401                  401                  401                  401
+malformed     create_contributor  401                  401                  401                  401                  401
+malformed     update_contributor  401                  401                  401                  401                  401
+malformed     delete_contributor  401                  401                  401                  401                  401
+other_scheme  update_start_date   401                  401                  401                  401                  401
+other_scheme  update_due_date     401                  401                  401                  401                  401
+other_scheme  update_parent_goal  401                  401                  401                  401                  401
+other_scheme  move_to_space       401                  401                  401                  401                  401
+other_scheme  delete              401                  401                  401                  401                  401
+other_scheme  pause               401                  401                  401                  401                  401
+other_scheme  resume              401                  401                  401                  401                  401
+other_scheme  close               401                  401                  401                  401                  401
+other_scheme  update_champion     401                  401                  401                  401                  401
+other_scheme  update_reviewer     401                  401                  401                  401                  401
+other_scheme  create_contributor  401                  401                  401                  401                  401
+other_scheme  update_contributor  401                  401                  401                  401                  401
+other_scheme  delete_contributor  401                  401                  401                  401                  401
+empty         update_start_date   401                  401                  401                  401                  401
+empty         update_due_date     401                  401                  401                  401                  401
+empty         update_parent_goal  401                  401                  401                  401                  401
+empty         move_to_space       401                  401                  401                  401                  401
+empty         delete              401                  401                  401                  401                  401
+empty         pause               401                  401                  401                  401                  401
+empty         resume              401                  401                  401                  401                  401
+empty         close               401                  401                  401                  401                  401
+empty         update_champion     401                  401                  401                  401                  401
+empty         update_reviewer     401                  401                  401                  401                  401
+empty         create_contributor  401                  401                  401                  401                  401
+empty         update_contributor  401                  401                  401                  401                  401
+empty         delete_contributor  401                  401                  401                  401                  401
+missing       update_start_date   401                  401                  401                  401                  401
+missing       update_due_date     401                  401                  401                  401                  401
+missing       update_parent_goal  401                  401                  401                  401                  401
+missing       move_to_space       401                  401                  401                  401                  401
+missing       delete              401                  401                  401                  401                  401
+missing       pause               401                  401                  401                  401                  401
+missing       resume              401                  401                  401                  401                  401
+missing       close               401                  401                  401                  401                  401
+missing       update_champion     401                  401                  401                  401                  401
+missing       update_reviewer     401                  401                  401                  401                  401
+missing       create_contributor  401                  401                  401                  401                  401
+missing       update_contributor  401                  401                  401                  401                  401
+missing       delete_contributor  401                  401                  401                  401                  401
+`
+const lifecycleExpected = cellsOf(LIFECYCLE_TABLE)
+
+const colleague = await createPerson(db, company.id)
+const targetSpace = await createSpace(db, company.id, [member.id])
+const goal = await db.insertInto('goals').values({
+  company_id: company.id, space_id: space.id, name: 'Grow', timeframe_start_type: null, timeframe_start_value: null, timeframe_start_date: null,
+  timeframe_end_type: null, timeframe_end_value: null, timeframe_end_date: null
+}).returning('id').executeTakeFirstOrThrow()
+const START = { date: '2026-03-02', date_type: 'day', value: 'Mar 2, 2026' }
+const DUE = { date: '2026-12-31', date_type: 'quarter', value: 'Q4 2026' }
+const richText = (text: string) => JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text }] }] })
+
+interface Fixture { project: Awaited<ReturnType<typeof createProject>>, binding: string | null }
+const fixtures = new Map<string, Fixture>()
+
+/** The cell's project, made on first use and after every 200. */
+async function fixture (op: LifecycleOp, visibility: Visibility): Promise<Fixture> {
+  const key = `${op} ${visibility}`
+  const found = fixtures.get(key)
+  if (found !== undefined) return found
+  const { access, archived } = ACCESS_OF[visibility]
+  const project = await createProject(db, space, { access, archived, state: op === 'resume' ? 'paused' : 'active' })
+  const binding = op === 'update_contributor' || op === 'delete_contributor' ? (await addContributor(db, project.id, colleague.id, 'contributor', 10)).id : null
+  const made = { project, binding }
+  fixtures.set(key, made)
+  return made
+}
+
+/** The operation's valid body; `id` addresses another project (or contributor) than the fixture's. */
+function lifecycleBody (op: LifecycleOp, { project, binding }: Fixture, id?: string): Record<string, unknown> {
+  if (op === 'update_contributor') return { contrib_id: id ?? shortId(binding!), responsibility: 'Runs it now' }
+  if (op === 'delete_contributor') return { contrib_id: id ?? shortId(binding!) }
+  const own: Record<LifecycleOp, Record<string, unknown>> = {
+    update_start_date: { start_date: START },
+    update_due_date: { due_date: DUE },
+    update_parent_goal: { goal_id: shortId(goal.id) },
+    move_to_space: { space_id: shortId(targetSpace.id) },
+    delete: {},
+    pause: { message: richText('Waiting') },
+    resume: { message: richText('Going on') },
+    close: { retrospective: richText('Done'), success_status: 'achieved' },
+    update_champion: { champion_id: shortId(colleague.id) },
+    update_reviewer: { reviewer_id: shortId(colleague.id) },
+    create_contributor: { person_id: shortId(colleague.id), responsibility: 'Runs it', permissions: 'view_access' },
+    update_contributor: {},
+    delete_contributor: {}
+  }
+  return { project_id: id ?? project.publicId, ...own[op] }
+}
+
+interface Binding { person_id: string, role: string, responsibility: string | null }
+type Row = Record<string, unknown> | null
+const has = (bindings: Binding[], role: string, responsibility?: string) =>
+  bindings.some((b) => b.person_id === colleague.id && b.role === role && (responsibility === undefined || b.responsibility === responsibility))
+
+/** What a 200 of each operation stored, read from the project's row and contributors after it. */
+const STORED: Record<LifecycleOp, (row: Row, bindings: Binding[]) => boolean> = {
+  update_start_date: (row) => row?.timeframe_start_date === START.date && row.timeframe_start_type === 'day' && row.timeframe_start_value === START.value,
+  update_due_date: (row) => row?.timeframe_end_date === DUE.date && row.timeframe_end_type === 'quarter' && row.timeframe_end_value === DUE.value,
+  update_parent_goal: (row) => row?.goal_id === goal.id,
+  move_to_space: (row) => row?.space_id === targetSpace.id,
+  delete: (row, bindings) => row === null && bindings.length === 0,
+  pause: (row) => row?.state === 'paused',
+  resume: (row) => row?.state === 'active',
+  close: (row) => row?.state === 'closed' && row.success_status === 'achieved' && row.closed_at !== null,
+  update_champion: (_, bindings) => has(bindings, 'champion'),
+  update_reviewer: (_, bindings) => has(bindings, 'reviewer'),
+  create_contributor: (_, bindings) => has(bindings, 'contributor', 'Runs it'),
+  update_contributor: (_, bindings) => has(bindings, 'contributor', 'Runs it now'),
+  delete_contributor: (_, bindings) => bindings.length === 0
+}
+
+/** The project's row and contributors, and how many rows every table a change may write holds. */
+async function lifecycleState (id: string) {
+  const { rows } = await sql<{ row: Row, bindings: Binding[], activities: string, others: string }>`
+    SELECT (SELECT to_jsonb(p) FROM projects p WHERE p.id = ${id}) AS row,
+           (SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.id), '[]') FROM project_contributors c WHERE c.project_id = ${id}) AS bindings,
+           (SELECT count(*) FROM activities) AS activities,
+           concat_ws(' ', (SELECT count(*) FROM projects), (SELECT count(*) FROM project_contributors), (SELECT count(*) FROM subscriptions),
+             (SELECT count(*) FROM notifications), (SELECT count(*) FROM project_retrospectives), (SELECT count(*) FROM webhook_deliveries)) AS others`.execute(db)
+  return { ...rows[0]!, activities: Number(rows[0]!.activities) }
+}
+
+/** One cell: the operation's valid body, with a stale If-Match when `conditional` (a 200 then becomes 412). */
+async function lifecycleCell (t: Test, kind: Kind, op: LifecycleOp, visibility: Visibility, conditional: boolean) {
+  const cell = lifecycleExpected.get(`${kind} ${op} ${visibility}`)!
+  const want = conditional ? conditionalCell(op, cell) : cell
+  const what = `${kind} ${op} ${visibility}${conditional ? ', conditional' : ''}`
+  const made = await fixture(op, visibility)
+  const headers: Record<string, string> = AUTHORIZATION[kind] === undefined ? {} : { authorization: AUTHORIZATION[kind] }
+  if (conditional) headers['if-match'] = '"stale"'
+  const before = await lifecycleState(made.project.id)
+  const res = await server.inject({ method: 'POST', url: `${BASE}/${op}`, headers, payload: lifecycleBody(op, made) })
+  const after = await lifecycleState(made.project.id)
+
+  t.equal(res.statusCode, want.status, `${what}: ${want.status} ${want.code ?? ''} (${res.body.slice(0, 120)})`)
+  t.notMatch(res.body, LEAK, `${what}: no stack trace or SQL`)
+  if (want.status === 200) {
+    fixtures.delete(`${op} ${visibility}`)
+    const body = res.json()
+    t.equal(body.project.id.endsWith(shortId(made.project.id)), true, `${what}: the addressed project`)
+    t.equal(body.project.privacy, visibility, `${what}: privacy ${visibility}`)
+    t.match(res.headers.etag, /^"[A-Za-z0-9_-]{43}"$/, `${what}: its tag`)
+    t.ok(STORED[op](after.row, after.bindings), `${what}: stored (${JSON.stringify(after.bindings).slice(0, 200)})`)
+    t.equal(after.activities, before.activities + 1, `${what}: one activity`)
+  } else {
+    checkEnvelope(t, res, want.status, want.code, what)
+    t.notMatch(res.body, TABLE_NAME, `${what}: no table names`)
+    t.same(after, before, `${what}: nothing written`)
+    if (want.status === 412) {
+      const read = await server.inject({ method: 'GET', url: `${BASE}/get`, query: { id: made.project.publicId }, headers: { authorization: AUTHORIZATION.write! } })
+      t.equal(res.headers.etag, read.headers.etag, `${what}: the current tag`)
+    } else {
+      t.equal(res.headers.etag, undefined, `${what}: no tag`)
+    }
+  }
+  const challenge = want.status === 401 ? CHALLENGE[kind] : want.code === 'read_only_token' ? INSUFFICIENT_SCOPE : undefined
+  t.equal(res.headers['www-authenticate'], challenge, `${what}: WWW-Authenticate ${challenge ?? 'absent'}`)
+}
+
+t.test('every token kind × lifecycle operation × visibility answers as its table says', async (t) => {
+  t.equal(lifecycleExpected.size, 10 * LIFECYCLE_OPS.length * 5, 'the table has a cell for every combination')
+  for (const kind of Object.keys(AUTHORIZATION) as Kind[]) {
+    for (const op of LIFECYCLE_OPS) {
+      for (const visibility of VISIBILITIES) await lifecycleCell(t, kind, op, visibility, false)
+    }
+  }
+})
+
+t.test('every token kind × lifecycle operation × visibility with a stale If-Match answers as its table says, a 200 as 412', async (t) => {
+  for (const kind of Object.keys(AUTHORIZATION) as Kind[]) {
+    for (const op of LIFECYCLE_OPS) {
+      for (const visibility of VISIBILITIES) await lifecycleCell(t, kind, op, visibility, true)
+    }
+  }
+})
+
+// projects/create, addressed to a space: the member's own (edit access: they are a
+// member), one the company may view (40), one hidden from it. Takes no If-Match.
+const CREATE_TABLE = `
+kind          own                  viewable             hidden
+write         200                  403:forbidden        404
+read_only     403:read_only_token  403:read_only_token  403:read_only_token
+foreign       404                  404                  404
+expired       401                  401                  401
+revoked       401                  401                  401
+suspended     401                  401                  401
+malformed     401                  401                  401
+other_scheme  401                  401                  401
+empty         401                  401                  401
+missing       401                  401                  401
+`
+const viewableSpace = await createSpace(db, company.id)
+await db.updateTable('spaces').set({ company_access: 40 }).where('id', '=', viewableSpace.id).execute()
+const hiddenSpace = await createSpace(db, company.id)
+const createBody = (spaceId: string) => ({
+  space_id: spaceId, name: `Created ${++serial}`, anonymous_access_level: 0, company_access_level: 40, space_access_level: 70
+})
+
+t.test('every token kind × projects/create × space answers as its table says', async (t) => {
+  const [header, ...rows] = CREATE_TABLE.trim().split('\n').map((line) => line.trim().split(/\s+/))
+  const spaces: Record<string, { id: string }> = { own: space, viewable: viewableSpace, hidden: hiddenSpace }
+  t.equal(rows.length * (header!.length - 1), 10 * 3, 'a cell for every combination')
+  for (const [kind, ...cells] of rows as Array<[Kind, ...string[]]>) {
+    for (const [i, column] of header!.slice(1).entries()) {
+      const what = `${kind} create ${column}`
+      const [statusText, code] = cells[i]!.split(':')
+      const status = Number(statusText)
+      const headers: Record<string, string> = AUTHORIZATION[kind] === undefined ? {} : { authorization: AUTHORIZATION[kind] }
+      const body = createBody(shortId(spaces[column]!.id))
+      const before = await lifecycleState(randomUUID())
+      const res = await server.inject({ method: 'POST', url: `${BASE}/create`, headers, payload: body })
+      const after = await lifecycleState(randomUUID())
+      t.equal(res.statusCode, status, `${what}: ${cells[i]} (${res.body.slice(0, 120)})`)
+      t.notMatch(res.body, LEAK, `${what}: no stack trace or SQL`)
+      if (status === 200) {
+        const created = await db.selectFrom('projects').select(['id', 'space_id']).where('name', '=', body.name).execute()
+        t.same(created.map((p) => p.space_id), [spaces[column]!.id], `${what}: one project in the space`)
+        t.equal(res.json().project.id.endsWith(shortId(created[0]!.id)), true, `${what}: answered the new project`)
+        t.equal(after.activities, before.activities + 1, `${what}: one activity`)
+        continue
+      }
+      checkEnvelope(t, res, status, code ?? DEFAULT_CODE[status] ?? null, what)
+      t.notMatch(res.body, TABLE_NAME, `${what}: no table names`)
+      t.same(after, before, `${what}: nothing written`)
+      const challenge = status === 401 ? CHALLENGE[kind] : code === 'read_only_token' ? INSUFFICIENT_SCOPE : undefined
+      t.equal(res.headers['www-authenticate'], challenge, `${what}: WWW-Authenticate`)
+    }
+  }
+  // The tables below see only the projects above: the lifecycle's are made again when needed.
+  await db.deleteFrom('projects').where('id', 'not in', Object.values(projects).map((p) => p.id)).execute()
+  fixtures.clear()
 })
 
 // The queries beyond the project ones: every token kind on each, answered as the
@@ -511,6 +867,38 @@ t.test("an invisible project's 404 is byte for byte the 404 of a project that do
       t.equal(archived.body, absent.body, `${op}, archived: same body bytes`)
       t.same(headers(archived), headers(absent), `${op}, archived: same headers`)
     }
+  }
+})
+
+t.test("under every lifecycle operation and create, what cannot be seen is 404 byte for byte as what does not exist", async (t) => {
+  const headers = (res: LightMyRequestResponse) => {
+    const { date: _d, 'x-request-id': _r, ...rest } = res.headers
+    return rest
+  }
+  const send = (op: string, payload: Record<string, unknown>, authorization: string) =>
+    server.inject({ method: 'POST', url: `${BASE}/${op}`, headers: { authorization }, payload })
+  for (const op of LIFECYCLE_OPS) {
+    const byContributor = op === 'update_contributor' || op === 'delete_contributor'
+    const absent = await send(op, lifecycleBody(op, await fixture(op, 'confidential'), shortId(randomUUID())), AUTHORIZATION.write!)
+    t.equal(absent.statusCode, 404, `${op}: unknown id`)
+    const cases: Array<[string, string, Visibility]> = [['member', AUTHORIZATION.write!, 'secret'], ['member', AUTHORIZATION.write!, 'archived'],
+      ['outsider', AUTHORIZATION.foreign!, 'confidential'], ['outsider', AUTHORIZATION.foreign!, 'internal']]
+    for (const [who, authorization, visibility] of cases) {
+      const made = await fixture(op, visibility)
+      const uuid = byContributor ? made.binding! : made.project.id
+      for (const id of [shortId(uuid), uuid, ...(byContributor ? [] : [made.project.publicId])]) {
+        const res = await send(op, lifecycleBody(op, made, id), authorization)
+        t.equal(res.body, absent.body, `${op}, ${visibility}, ${who}, ${id}: same body bytes`)
+        t.same(headers(res), headers(absent), `${op}, ${visibility}, ${who}: same headers`)
+      }
+    }
+  }
+  const absent = await send('create', createBody(shortId(randomUUID())), AUTHORIZATION.write!)
+  t.equal(absent.statusCode, 404, 'create: unknown space')
+  for (const [who, authorization, target] of [['member', AUTHORIZATION.write!, hiddenSpace], ['outsider', AUTHORIZATION.foreign!, space]] as const) {
+    const res = await send('create', createBody(shortId(target.id)), authorization)
+    t.equal(res.body, absent.body, `create, ${who}: same body bytes`)
+    t.same(headers(res), headers(absent), `create, ${who}: same headers`)
   }
 })
 

@@ -96,7 +96,7 @@ async function spaceToCreateIn (trx: Transaction<Database>, spaceId: string, per
   const id = decodeId(spaceId)
   const space = id === null ? null : await findSpace(trx, id, personId)
   if (space === null || space.level < ACCESS.view) throw spaceNotFound()
-  if (space.level < ACCESS.edit) throw httpErrors.forbidden('you may view this space but not create projects in it')
+  if (space.level < ACCESS.edit) throw httpErrors.forbidden('you may view this space but not create a project in it')
   return space
 }
 
