@@ -1,5 +1,6 @@
 // Process entry: read the configuration, open and migrate the database, listen,
 // and close gracefully on SIGINT/SIGTERM (however many relays deliver it: stop-signals.ts).
+import { tracing } from './tracing/api.js' // first: it instruments what the imports below load
 import { existsSync } from 'node:fs'
 import { chmod, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -89,6 +90,7 @@ async function main (): Promise<void> {
     await closing
     await metrics?.close()
     await db.destroy()
+    await tracing?.shutdown()
     server.log.info('shut down')
   })
 

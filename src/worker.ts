@@ -4,6 +4,7 @@
 // workers. It brings the schema up to date as the server does, and stops
 // gracefully on SIGINT/SIGTERM. The embedded database belongs to the one process
 // that opened it: there the API process delivers (WEBHOOKS_WORKER=true).
+import { tracing } from './tracing/worker.js' // first: it instruments what the imports below load
 import { pino } from 'pino'
 import { loggerOptions } from './logger.js'
 import { loadConfigOrExit } from './config.js'
@@ -41,6 +42,7 @@ async function main (): Promise<void> {
     await worker.stop(shutdownDeadline(config.SHUTDOWN_TIMEOUT_MS))
     await metrics?.close()
     await db.destroy()
+    await tracing?.shutdown()
     log.info('shut down')
   })
 }
