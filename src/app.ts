@@ -38,6 +38,7 @@ import companies from './companies/get.js'
 import notifications from './notifications/index.js'
 import webhooks from './webhooks/index.js'
 import mcp from './mcp/index.js'
+import metrics from './metrics/http.js'
 
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   return {
@@ -73,6 +74,7 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   // Only the routes that ask for it (the pages) are compressed, for a client that accepts gzip.
   await fastify.register(compress, { global: false, encodings: ['gzip'] })
   await fastify.register(dbPlugin, { db })
+  if (config.METRICS_PORT !== 0) await fastify.register(metrics, { db })
   await fastify.register(requestIds)
   await fastify.register(security)
   await fastify.register(transport)

@@ -59,6 +59,8 @@ export const ConfigSchema = Type.Object({
   WEBHOOKS_RETRY_SCHEDULE: RetryScheduleSchema,
   WEBHOOKS_ATTEMPT_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, maximum: 60000, description: 'Longest one delivery attempt may take, connection and answer included; then it has failed' }),
   WEBHOOKS_JOB_EXPIRY_SECONDS: Type.Integer({ default: 60, minimum: 2, maximum: 3600, description: 'A delivery job active this long is taken for one whose process died and is run again; at least WEBHOOKS_ATTEMPT_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS' }),
+  METRICS_HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Address the Prometheus metrics endpoint (GET /metrics) listens on' }),
+  METRICS_PORT: Type.Integer({ default: 9464, minimum: 0, maximum: 65535, description: 'Port of the Prometheus metrics endpoint, never the API\'s; 0 turns metrics off' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 25000, minimum: 100, description: 'Longest a shutdown waits for requests in flight before it exits; keep it above DB_CONNECTION_TIMEOUT_MS + 2 × DB_STATEMENT_TIMEOUT_MS' })
 })
 

@@ -1,6 +1,7 @@
 // The log's settings (pino's), for the server and the webhook worker process
 // alike: the level, what is never written (credentials), and pretty lines only in
 // development on a terminal.
+import { trace } from '@opentelemetry/api'
 import type { DestinationStream, LoggerOptions } from 'pino'
 import type { Config } from './config.js'
 import { redactTokens } from './http/redact.js'
@@ -16,10 +17,19 @@ function prettyLogs (config: Config): boolean {
   }
 }
 
+/** The trace and span a line is written in, with tracing on (tracing/start.ts): a request's lines carry its trace id. */
+function traceFields (): Record<string, string> {
+  const span = trace.getActiveSpan()
+  if (span === undefined) return {}
+  const { traceId, spanId } = span.spanContext()
+  return { trace_id: traceId, span_id: spanId }
+}
+
 export function loggerOptions (config: Config, options: { logStream?: DestinationStream } = {}): LoggerOptions {
   const pretty = options.logStream === undefined && prettyLogs(config)
   return {
     level: config.LOG_LEVEL,
+    mixin: traceFields,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
     serializers: {
       req: (req) => ({

@@ -1,5 +1,6 @@
 // Process entry: read the configuration, open and migrate the database, listen,
 // and close gracefully on SIGINT/SIGTERM (however many relays deliver it: stop-signals.ts).
+import { tracing } from './tracing/api.js' // first: it instruments what the imports below load
 import { existsSync } from 'node:fs'
 import { chmod, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -15,6 +16,7 @@ import { onStop } from './stop-signals.js'
 import { describeError } from './errors.js'
 import { PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
 import { deliveryWorkerOptions, shutdownDeadline, startDeliveryWorker, type DeliveryWorker } from './webhooks/worker.js'
+import { startMetricsServer, type MetricsServer } from './metrics/server.js'
 
 const DEMO_FILE = 'demo.json'
 
@@ -73,6 +75,7 @@ async function main (): Promise<void> {
   const worker: DeliveryWorker | null = config.WEBHOOKS_WORKER
     ? await startDeliveryWorker(db, deliveryWorkerOptions(config, server.log, { told: true }))
     : null
+  let metrics: MetricsServer | null = null
 
   // On SIGTERM/SIGINT: stop accepting, let the requests and webhook deliveries in
   // flight finish (deliveries still running near the deadline are handed back to
@@ -85,11 +88,15 @@ async function main (): Promise<void> {
     const closing = server.close()
     await worker?.stop(deadline)
     await closing
+    await metrics?.close()
     await db.destroy()
+    await tracing?.shutdown()
     server.log.info('shut down')
   })
 
   await server.listen({ host: config.HOST, port: config.PORT })
+  // Last: a scrape reads the database, and a metrics port taken is said after the API's.
+  metrics = await startMetricsServer(config)
   if (hint) process.stdout.write(`\n${hint}\n`)
 }
 

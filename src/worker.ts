@@ -4,6 +4,7 @@
 // workers. It brings the schema up to date as the server does, and stops
 // gracefully on SIGINT/SIGTERM. The embedded database belongs to the one process
 // that opened it: there the API process delivers (WEBHOOKS_WORKER=true).
+import { tracing } from './tracing/worker.js' // first: it instruments what the imports below load
 import { pino } from 'pino'
 import { loggerOptions } from './logger.js'
 import { loadConfigOrExit } from './config.js'
@@ -12,6 +13,8 @@ import { migrateToLatest } from './db/migrate.js'
 import { describeError } from './errors.js'
 import { redactPasswords } from './http/redact.js'
 import { onStop } from './stop-signals.js'
+import { watchDatabase } from './metrics/registry.js'
+import { startMetricsServer } from './metrics/server.js'
 import { PRIVATE_TARGETS_WARNING } from './webhooks/deliver.js'
 import { deliveryWorkerOptions, EMBEDDED_REFUSAL, shutdownDeadline, startDeliveryWorker } from './webhooks/worker.js'
 
@@ -28,6 +31,8 @@ async function main (): Promise<void> {
   if (config.WEBHOOKS_ALLOW_PRIVATE_TARGETS) log.warn(PRIVATE_TARGETS_WARNING)
   // Its jobs are queued by other processes: it looks for them ten times a second.
   const worker = await startDeliveryWorker(db, deliveryWorkerOptions(config, log, { told: false }))
+  watchDatabase(db)
+  const metrics = await startMetricsServer(config)
 
   // On SIGTERM/SIGINT: the deliveries in flight finish (those still running near
   // the deadline are handed back to the queue), the pool closes, exit 0.
@@ -35,7 +40,9 @@ async function main (): Promise<void> {
     if (err) log.error({ err }, 'shutting down after an unexpected error')
     else log.info({ signal }, 'shutting down')
     await worker.stop(shutdownDeadline(config.SHUTDOWN_TIMEOUT_MS))
+    await metrics?.close()
     await db.destroy()
+    await tracing?.shutdown()
     log.info('shut down')
   })
 }

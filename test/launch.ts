@@ -82,7 +82,8 @@ export async function launchServer (options: {
   const port = options.port ?? await freePort()
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const key of Object.keys(ConfigSchema.properties)) delete env[key]
-  Object.assign(env, { HOST: '127.0.0.1', PORT: String(port) }, options.env)
+  // Metrics off unless asked for: processes started side by side would all want port 9464.
+  Object.assign(env, { HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0' }, options.env)
 
   const group = options.npm !== undefined
   const child = group

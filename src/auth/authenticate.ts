@@ -8,6 +8,7 @@ import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { headerCount } from '../http/raw-headers.js'
 import { findToken, recordUse, tokenDigest } from './tokens.js'
+import { countAuthFailure } from '../metrics/registry.js'
 
 /** Who a request acts for. */
 export interface Caller {
@@ -76,6 +77,7 @@ export default fp(async (fastify) => {
     // Two credentials are ambiguous: a proxy may judge one and this service the
     // other (RFC 6750 §3.1: invalid_request), whatever they are.
     if (headerCount(request.raw, 'authorization') > 1) {
+      countAuthFailure('ambiguous')
       throw new ApiError(400, 'invalid_input', 'send one Authorization header', undefined, {
         'www-authenticate': `${REALM}, error="invalid_request"`
       })
@@ -83,6 +85,7 @@ export default fp(async (fastify) => {
     const token = bearerToken(request.headers.authorization)
     if (token === null || token === '') {
       await fastify.authFailures.failed(request)
+      countAuthFailure(token === null ? 'missing' : 'empty')
       throw unauthenticated(token === null ? 'missing bearer token in the Authorization header' : 'empty bearer token', false)
     }
     const refused = await fastify.authFailures.check(request)
@@ -90,11 +93,13 @@ export default fp(async (fastify) => {
     const owner = await findToken(fastify.db, tokenDigest(token))
     if (owner === null || owner.rejection !== null) {
       await fastify.authFailures.failed(request)
+      countAuthFailure(owner === null ? 'invalid' : owner.rejection!)
       throw unauthenticated(owner === null ? 'invalid token' : REJECTIONS[owner.rejection!], true)
     }
     fastify.authFailures.succeeded(request)
     if (owner.stale) await recordUse(fastify.db, owner.token_id)
     if (isMutation(request) && owner.read_only) {
+      countAuthFailure('read_only')
       throw new ApiError(403, 'read_only_token', 'this token is read-only and cannot be used for mutations', undefined, {
         'www-authenticate': `${REALM}, error="insufficient_scope"`
       })

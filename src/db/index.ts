@@ -11,15 +11,23 @@ import type { Database } from './types.js'
 export type Db = Kysely<Database>
 
 const EMBEDDED = new WeakMap<Db, EmbeddedDatabase>()
+const POOLS = new WeakMap<Db, pg.Pool>()
 
 /** What must talk to the embedded database directly (the job engine) may run scripts of several statements. */
 export interface EmbeddedScripts {
   exec: (sql: string) => Promise<Array<{ rows: unknown[] }>>
+  /** Statements sent and not yet answered (the metrics' pool gauges). */
+  inFlight: () => number
 }
 
 /** The embedded database under `db`, for what must talk to it directly (the job engine); null on PostgreSQL. */
 export function embeddedDatabase (db: Db): EmbeddedScripts | null {
   return EMBEDDED.get(db) ?? null
+}
+
+/** The pg Pool under `db` (the metrics read its counts); null on the embedded database. */
+export function poolOf (db: Db): pg.Pool | null {
+  return POOLS.get(db) ?? null
 }
 
 /** How to reach the database: filled from the configuration by dbOptions(). */
@@ -76,7 +84,9 @@ export async function createDb (options: DbOptions, { log, loadDataDir }: { log?
     // and the pool discards the client when it is released.
     pool.on('error', () => {})
     pool.on('connect', (client) => { client.on('error', () => {}) })
-    return new Kysely<Database>({ dialect: new ApiPostgresDialect({ pool }), log })
+    const db = new Kysely<Database>({ dialect: new ApiPostgresDialect({ pool }), log })
+    POOLS.set(db, pool)
+    return db
   }
   // PGlite in a thread of its own (embedded/), which takes the data directory's lock.
   const { EmbeddedDatabase, EmbeddedDialect } = await import('./embedded/index.js')

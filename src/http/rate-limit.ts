@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { presentedTokenDigest } from '../auth/authenticate.js'
 import { isDispatched } from './dispatch.js'
+import { countRateLimited } from '../metrics/registry.js'
 
 export interface RateLimitOptions {
   /** Requests per key and window; 0 turns limiting off. */
@@ -132,9 +133,10 @@ export default fp<RateLimitOptions>(async (fastify, options) => {
     nameSpace: 'projects-api:rl:',
     ...(redis ? { redis, skipOnError: true } : {}),
     enableDraftSpec: true, // RateLimit-Limit / -Remaining / -Reset, as the IETF draft names them
-    errorResponseBuilder: (_request, context) => new ApiError(
-      429, 'rate_limited', `too many requests; retry in ${Math.ceil(context.ttl / 1000)} s`
-    )
+    errorResponseBuilder: (_request, context) => {
+      countRateLimited('requests')
+      return new ApiError(429, 'rate_limited', `too many requests; retry in ${Math.ceil(context.ttl / 1000)} s`)
+    }
   })
 
   if (options.max > 0) {
@@ -167,6 +169,7 @@ export default fp<RateLimitOptions>(async (fastify, options) => {
       const status = await failures(request, { increment: false })
       // A peek: nothing left means the address has spent its budget.
       if (status.isAllowed || status.remaining > 0) return null
+      countRateLimited('auth_failures')
       return tooMany(status.ttl, 'too many failed authentications from this address')
     },
     async failed (request) {

@@ -13,6 +13,7 @@ import type { ErrorBody, ErrorDetail } from '../schemas/common.js'
 import { dispatchHeaders } from '../http/dispatch.js'
 import type { Tool } from './catalog.js'
 import type { Operation, ToolContext } from './tools.js'
+import { countToolCall } from '../metrics/registry.js'
 
 type Json = Record<string, unknown>
 
@@ -93,21 +94,24 @@ function result (body: object, isError: boolean): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body as Json, ...(isError ? { isError } : {}) }
 }
 
-/** The result of calling `tool` with `args` as the caller of `context`. */
+/** The result of calling `tool` with `args` as the caller of `context`, counted by outcome. */
 export async function callTool (tool: Tool, args: Json, context: ToolContext): Promise<CallToolResult> {
   try {
     checkArguments(tool, args)
   } catch (error) {
-    if (error instanceof ApiError) return result(error.body(), true)
-    throw error
+    if (!(error instanceof ApiError)) throw error
+    countToolCall(tool.spec.name, 'invalid_arguments')
+    return result(error.body(), true)
   }
   try {
     const custom = tool.spec.custom
     const body = custom !== undefined
       ? await custom.call(args, context)
       : await context.run(tool.spec.operation, await operationInput(tool, args))
+    countToolCall(tool.spec.name, 'success')
     return result(body, false)
   } catch (error) {
+    countToolCall(tool.spec.name, error instanceof ApiError ? 'tool_error' : 'exception')
     if (!(error instanceof ApiError)) throw error
     return result(inArgumentNames(tool, error.body()), true)
   }

@@ -13,6 +13,7 @@ import { parseRetryAfter, retryDelayMs } from './schedule.js'
 import { deliveryAgent, send, targetRefusal, type SendResult } from './send.js'
 import { signatureHeaders } from './sign.js'
 import type { TargetPolicy } from './targets.js'
+import { countWebhookAttempt } from '../metrics/registry.js'
 
 /** Said at every start while the setting is on: it lets webhooks reach the internal network. */
 export const PRIVATE_TARGETS_WARNING = 'WEBHOOKS_ALLOW_PRIVATE_TARGETS is on: webhooks may target http URLs and loopback, private and link-local addresses (this machine, the internal network, cloud metadata). For development and tests only: never in production.'
@@ -107,6 +108,7 @@ export class Deliverer {
       nextAttemptAt: recorded.next_attempt_at === null ? null : new Date(recorded.next_attempt_at),
       disabled: recorded.disabled > 0
     }
+    if (outcome.recorded) countWebhookAttempt(outcome.outcome)
     this.logAttempt(delivery, job.attempt, outcome, recorded.canceled, verdict.disableReason)
     return outcome
   }

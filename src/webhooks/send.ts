@@ -3,6 +3,7 @@
 // seconds to connect and a bound on the whole attempt, no redirect followed, and
 // at most a few KB of the answer read. What comes back is what the record needs:
 // the status and Retry-After, or why there was no answer.
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import { Agent, request } from 'undici'
 import { literalRefused, portRefused, publicOnlyLookup, type TargetPolicy } from './targets.js'
 
@@ -88,11 +89,38 @@ function describeFailure (error: unknown, host: string, timeoutMs: number): stri
   return e.code === undefined ? message : `${e.code}: ${message}`
 }
 
+const tracer = trace.getTracer('projects-api-webhooks')
+
 /**
  * POSTs the body with its headers. Resolves with the status or the reason there
- * was none; rejects only with SendInterrupted, when `signal` aborted it.
+ * was none; rejects only with SendInterrupted, when `signal` aborted it. With
+ * tracing on (tracing/start.ts) the attempt is a client span, and the request
+ * carries its `traceparent` so that the receiver can join the trace; the target's
+ * path and query (which may hold the receiver's own secret) are not recorded.
  */
 export async function send (agent: Agent, url: URL, headers: Record<string, string>, body: string, options: {
+  timeoutMs: number
+  signal?: AbortSignal
+}): Promise<SendResult> {
+  const attributes = { 'http.request.method': 'POST', 'server.address': url.hostname, 'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)) }
+  return await tracer.startActiveSpan('webhook POST', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const traceHeaders: Record<string, string> = {}
+    propagation.inject(context.active(), traceHeaders)
+    try {
+      const result = await post(agent, url, { ...headers, ...traceHeaders }, body, options)
+      if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode)
+      if (result.statusCode === null || result.statusCode >= 300) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? `HTTP ${result.statusCode}` })
+      return result
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'interrupted by a shutdown' })
+      throw error
+    } finally {
+      span.end()
+    }
+  })
+}
+
+async function post (agent: Agent, url: URL, headers: Record<string, string>, body: string, options: {
   timeoutMs: number
   signal?: AbortSignal
 }): Promise<SendResult> {

@@ -105,6 +105,11 @@ export class EmbeddedDatabase {
     return database
   }
 
+  /** Statements sent and not yet answered. */
+  inFlight (): number {
+    return this.#pending.size
+  }
+
   /** A new session: statements sent under it belong to one connection, and to its transaction when one is open. */
   session (): number {
     return this.#nextSession++
