@@ -1,6 +1,6 @@
 // notifications/*: a person's notifications (Operately's names and shapes).
 import Type, { type Static } from 'typebox'
-import { Id, Nullable, PAGE_HEADERS, Timestamp } from '../schemas/common.js'
+import { Id, Nullable, PAGE_HEADERS, Shared, Timestamp } from '../schemas/common.js'
 import { NotificationSchema, PersonSchema } from '../projects/schemas.js'
 
 const strict = { additionalProperties: false } as const
@@ -24,7 +24,7 @@ export const NotificationActivitySchema = Type.Object({
   id: Id,
   action: Type.String({ description: "Operately's action name, as the notification's `action`" }),
   inserted_at: Timestamp,
-  author: Nullable(PersonSchema),
+  author: Nullable(Shared(PersonSchema)),
   content: Type.Object({ project: Nullable(ProjectRefSchema) }, {
     additionalProperties: true,
     description: "The action's content in Operately's fields, with the project: `project_renamed` has `old_name` and " +
@@ -36,7 +36,7 @@ export const NotificationActivitySchema = Type.Object({
 export const NotificationItemSchema = Type.Object({
   ...NotificationSchema.properties,
   project: Nullable(ProjectRefSchema),
-  author: Nullable(PersonSchema),
+  author: Nullable(Shared(PersonSchema)),
   activity: Nullable(NotificationActivitySchema)
 }, { ...strict, description: "A notification of the token's person, with the project and the author it is about, and its activity" })
 

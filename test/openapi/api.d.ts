@@ -8732,19 +8732,7 @@ export interface operations {
                                 id: string;
                                 name: string;
                             } | null;
-                            author: {
-                                /**
-                                 * @description Public id: base62 of a UUID, optionally after a slug and a dash
-                                 * @example 1S9sHJdXziGMetRhKlyYI1
-                                 */
-                                id: string;
-                                full_name: string;
-                                email: string;
-                                title: string | null;
-                                avatar_url: string | null;
-                                /** @enum {unknown} */
-                                type: "human" | "guest";
-                            } | null;
+                            author: components["schemas"]["Person"] | null;
                             activity: {
                                 /**
                                  * @description Public id: base62 of a UUID, optionally after a slug and a dash
@@ -8759,19 +8747,7 @@ export interface operations {
                                  * @example 2026-11-21T09:30:00.000Z
                                  */
                                 inserted_at: string;
-                                author: {
-                                    /**
-                                     * @description Public id: base62 of a UUID, optionally after a slug and a dash
-                                     * @example 1S9sHJdXziGMetRhKlyYI1
-                                     */
-                                    id: string;
-                                    full_name: string;
-                                    email: string;
-                                    title: string | null;
-                                    avatar_url: string | null;
-                                    /** @enum {unknown} */
-                                    type: "human" | "guest";
-                                } | null;
+                                author: components["schemas"]["Person"] | null;
                                 /** @description The action's content in Operately's fields, with the project: `project_renamed` has `old_name` and `new_name`; `project_description_changed` has `project_name`, `has_description` and `description` (the new one, JSON text, or null); other actions the fields they recorded */
                                 content: {
                                     project: {
