@@ -26,6 +26,7 @@ const ID = {
   dave: '497587a7-b4e3-4658-80d5-4c0d0fd369c5',
   product: '9d6f90ab-075c-460b-91ad-f81f097191ff',
   launch: '2afd0a78-1b84-4139-9a21-d91fb8a06092',
+  marketing: 'a5e26a5d-c23e-4ff6-a1d6-4d5ef923a831',
   goal: 'b522242f-d93e-4408-bc3c-8cd194a7d399',
   websiteRedesign: '1219373d-c0be-4f8a-98db-002e3e8705f5',
   internalTools: '96052f6b-4078-4b7c-a143-ae623549e0b4',
@@ -185,7 +186,9 @@ async function insertOrganisation (db: Db, { now, ago }: Clock): Promise<void> {
   await db.insertInto('people').values(PEOPLE.map((p) => ({ ...p, inserted_at: ago(90) }))).execute()
   await db.insertInto('spaces').values([
     { id: ID.product, company_id: ID.acme, name: 'Product', inserted_at: ago(90) },
-    { id: ID.launch, company_id: ID.globex, name: 'Launch', inserted_at: ago(90) }
+    { id: ID.launch, company_id: ID.globex, name: 'Launch', inserted_at: ago(90) },
+    // A second space of Acme, with no project and no members, that its company may view: somewhere to move a project to.
+    { id: ID.marketing, company_id: ID.acme, name: 'Marketing', company_access: 10, inserted_at: ago(90) }
   ]).execute()
   await db.insertInto('space_members').values([
     { space_id: ID.product, person_id: ID.alice },

@@ -11,6 +11,7 @@ import { Value } from 'typebox/value'
 import { ApiError, invalidInput } from '../errors.js'
 import type { ErrorBody, ErrorDetail } from '../schemas/common.js'
 import { dispatchHeaders } from '../http/dispatch.js'
+import { dayLabel } from '../projects/rules.js'
 import type { Tool } from './catalog.js'
 import type { Operation, ToolContext } from './tools.js'
 import { countToolCall } from '../metrics/registry.js'
@@ -39,9 +40,12 @@ const article = (type: string) => ({ object: 'an object', array: 'an array', int
 /** The operation's input for the tool's arguments. */
 async function operationInput (tool: Tool, args: Json): Promise<Json> {
   const input: Json = {}
-  for (const [name, value] of Object.entries(args)) {
+  const cleared = (tool.spec.clearable ?? []).filter((name) => !(name in args))
+  for (const [name, value] of [...Object.entries(args), ...cleared.map((name) => [name, null] as const)]) {
     let sent = value
-    if (tool.spec.markdown?.includes(name) === true) {
+    if (tool.spec.days?.includes(name) === true && typeof value === 'string') {
+      sent = { date: value, date_type: 'day', value: dayLabel(value) }
+    } else if (tool.spec.markdown?.includes(name) === true) {
       // Loaded by the first call that needs it: markdown-it and prosemirror are large.
       const { markdownToRichText } = await import('../projects/markdown-in.js')
       sent = markdownToRichText(value as string)
@@ -53,11 +57,16 @@ async function operationInput (tool: Tool, args: Json): Promise<Json> {
   return input
 }
 
-/** The error envelope with the operation's input names turned back into the tool's argument names. */
+/**
+ * The error envelope with the operation's input names turned back into the tool's
+ * argument names, and what is said of a day's contextual date said of the day.
+ */
 function inArgumentNames (tool: Tool, body: ErrorBody): ErrorBody {
   const renamed = Object.entries(tool.spec.renamed ?? {})
-  if (body.details === undefined || renamed.length === 0) return body
+  const days = tool.spec.days ?? []
+  if (body.details === undefined || renamed.length + days.length === 0) return body
   const rename = (path: string) => {
+    for (const day of days) if (path.startsWith(`/${day}/`)) return `/${day}`
     for (const [argument, input] of renamed) {
       if (path === `/${input}` || path.startsWith(`/${input}/`)) return `/${argument}${path.slice(input.length + 1)}`
     }

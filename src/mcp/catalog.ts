@@ -68,6 +68,11 @@ function argumentOf (property: Json): { schema: Json, type?: 'boolean' | 'intege
 
 const MARKDOWN = { type: 'string', description: 'Markdown: headings, **bold**, *italic*, ~~strike~~, `code`, links, lists, quotes, code blocks; mention a person as @[Full Name](person_id)' }
 
+const DAY = {
+  anyOf: [{ type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }, { type: 'null' }],
+  description: 'A day, YYYY-MM-DD (for example 2026-07-01); left out or null: none'
+}
+
 /** The tool's input schema and its query arguments' types, from the route's body or query schema. */
 function inputSchema (spec: ToolSpec, route: FastifySchema, method: 'GET' | 'POST'): { schema: Json, queryTypes: Tool['queryTypes'] } {
   if (spec.custom !== undefined) return { schema: portable(spec.custom.input, {}) as Json, queryTypes: {} }
@@ -82,10 +87,12 @@ function inputSchema (spec: ToolSpec, route: FastifySchema, method: 'GET' | 'POS
     if (!isObject(property)) throw new Error(`tool ${spec.name}: ${spec.operation} has no input ${input}`)
     const name = argumentName[input] ?? input
     const argument: { schema: Json, type?: 'boolean' | 'integer' } =
-      spec.markdown?.includes(name) === true ? { schema: MARKDOWN } : method === 'GET' ? argumentOf(property) : { schema: property }
+      spec.markdown?.includes(name) === true ? { schema: MARKDOWN }
+        : spec.days?.includes(name) === true ? { schema: DAY }
+          : method === 'GET' ? argumentOf(property) : { schema: property }
     ;(schema.properties as Json)[name] = argument.schema
     if (argument.type !== undefined) queryTypes[name] = argument.type
-    if (required.has(input)) (schema.required as string[]).push(name)
+    if (required.has(input) && spec.clearable?.includes(name) !== true) (schema.required as string[]).push(name)
   }
   return { schema, queryTypes }
 }

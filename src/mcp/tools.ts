@@ -6,6 +6,9 @@
 //   { name: 'pause_project', title: 'Pause Project', description: '…', hints: WRITE,
 //     operation: 'POST /api/external/v1/projects/pause', markdown: ['message'] }
 //
+// Where Operately's tool takes its arguments otherwise than the API (an ISO day for a
+// contextual date, an argument left out to clear), `days` and `clearable` say so.
+//
 // search and fetch answer in the shape ChatGPT's connectors call (ids, titles and
 // URLs; one document as text), built from projects/list and projects/get.
 import Type, { type TSchema } from 'typebox'
@@ -50,6 +53,10 @@ export interface ToolSpec {
   renamed?: Record<string, string>
   /** Arguments taken as Markdown and sent as the rich-text document (JSON text) the operation stores. */
   markdown?: string[]
+  /** Arguments taken as a day (YYYY-MM-DD) and sent as that day's contextual date (`{date, date_type: 'day', value}`). */
+  days?: string[]
+  /** Arguments that may be left out, the operation then being sent null (Operately's "omit it to clear"). */
+  clearable?: string[]
   /** A tool whose arguments and answer are its own, made from the operation's answers. */
   custom?: { input: TSchema, output: TSchema, call: (args: Record<string, unknown>, context: ToolContext) => Promise<Record<string, unknown>> }
 }
@@ -119,6 +126,8 @@ async function fetchProject (args: Record<string, unknown>, { run, origin }: Too
   }
 }
 
+const NOTIFY = { notify_person_ids: 'subscriber_ids', notify_everyone: 'send_notifications_to_everyone' }
+
 export const TOOLS: ToolSpec[] = [
   {
     name: 'get_me',
@@ -168,6 +177,102 @@ export const TOOLS: ToolSpec[] = [
     hints: WRITE,
     operation: 'POST /api/external/v1/projects/update_description',
     markdown: ['description']
+  },
+  {
+    name: 'create_project',
+    title: 'Create Project',
+    description: 'Creates a project in a space where the person may edit, with an optional champion, reviewer, goal and ' +
+      'Markdown description. Access levels left out are the space\'s defaults (nobody outside the company; the company ' +
+      'as the space gives it access; the space\'s members at least comment).',
+    hints: CREATE,
+    operation: 'POST /api/external/v1/projects/create',
+    markdown: ['description']
+  },
+  {
+    name: 'update_project_champion',
+    title: 'Update Project Champion',
+    description: 'Sets the champion of one project the person has full access to; leave champion_id out to clear it.',
+    hints: WRITE,
+    operation: 'POST /api/external/v1/projects/update_champion',
+    clearable: ['champion_id']
+  },
+  {
+    name: 'update_project_reviewer',
+    title: 'Update Project Reviewer',
+    description: 'Sets the reviewer of one project the person has full access to; leave reviewer_id out to clear it.',
+    hints: WRITE,
+    operation: 'POST /api/external/v1/projects/update_reviewer',
+    clearable: ['reviewer_id']
+  },
+  {
+    name: 'update_project_start_date',
+    title: 'Update Project Start Date',
+    description: 'Sets the start date of one project the person may edit to a day (YYYY-MM-DD); leave start_date out to clear it.',
+    hints: WRITE,
+    operation: 'POST /api/external/v1/projects/update_start_date',
+    days: ['start_date'],
+    clearable: ['start_date']
+  },
+  {
+    name: 'update_project_due_date',
+    title: 'Update Project Due Date',
+    description: 'Sets the due date of one project the person may edit to a day (YYYY-MM-DD); leave due_date out to clear it.',
+    hints: WRITE,
+    operation: 'POST /api/external/v1/projects/update_due_date',
+    days: ['due_date'],
+    clearable: ['due_date']
+  },
+  {
+    name: 'update_project_goal',
+    title: 'Update Project Goal',
+    description: 'Connects one project the person may edit to a goal of the company; leave goal_id out to disconnect it.',
+    hints: WRITE,
+    operation: 'POST /api/external/v1/projects/update_parent_goal',
+    clearable: ['goal_id']
+  },
+  {
+    name: 'move_project_to_space',
+    title: 'Move Project To Space',
+    description: 'Moves one project the person has full access to into another space of its company they can see.',
+    hints: WRITE,
+    operation: 'POST /api/external/v1/projects/move_to_space'
+  },
+  {
+    name: 'pause_project',
+    title: 'Pause Project',
+    description: 'Pauses one active project the person may edit, saying why in Markdown; notify_person_ids and ' +
+      'notify_everyone choose who is told.',
+    hints: WRITE,
+    operation: 'POST /api/external/v1/projects/pause',
+    renamed: NOTIFY,
+    markdown: ['message']
+  },
+  {
+    name: 'resume_project',
+    title: 'Resume Project',
+    description: 'Resumes one paused project the person may edit, saying why in Markdown; notify_person_ids and ' +
+      'notify_everyone choose who is told.',
+    hints: WRITE,
+    operation: 'POST /api/external/v1/projects/resume',
+    renamed: NOTIFY,
+    markdown: ['message']
+  },
+  {
+    name: 'close_project',
+    title: 'Close Project',
+    description: 'Closes one project the person may edit as achieved or missed, with a Markdown retrospective; ' +
+      'notify_person_ids and notify_everyone choose who is told.',
+    hints: DESTRUCTIVE,
+    operation: 'POST /api/external/v1/projects/close',
+    renamed: NOTIFY,
+    markdown: ['retrospective']
+  },
+  {
+    name: 'delete_project',
+    title: 'Delete Project',
+    description: 'Deletes one project the person has full access to, for good, with everything it holds; answers it as it was.',
+    hints: DESTRUCTIVE,
+    operation: 'POST /api/external/v1/projects/delete'
   },
   {
     name: 'list_notifications',

@@ -133,7 +133,7 @@ export interface paths {
         put?: never;
         /**
          * Create a project
-         * @description Starts a project in a space the token's person may edit in (edit access to the space: a member with edit or full access, a company member when the space gives its company edit access, or a company admin). An unknown or invisible space is 404, a visible one without edit access 403. Champion and reviewer must be people of the company (400), the goal a goal of the company (404). As in Operately, the champion and reviewer become contributors with their roles, and the creator a contributor with full access unless one of them; the three are subscribed to the project (`invited`), and the people the description mentions too (`mentioned`). The project starts today (a `day` start date), active, with Operately's task statuses. A `project_created` activity is recorded, the `project.created` webhook event queued and the subscribers but the creator notified. Needs a write token. Answers the whole project as the person sees it, with its `ETag`.
+         * @description Starts a project in a space the token's person may edit in (edit access to the space: a member with edit or full access, a company member when the space gives its company edit access, or a company admin). An unknown or invisible space is 404, a visible one without edit access 403. Champion and reviewer must be people of the company (400), the goal a goal of the company (404). As in Operately, the champion and reviewer become contributors with their roles, and the creator a contributor with full access unless one of them; the three are subscribed to the project (`invited`), and the people the description mentions too (`mentioned`). An access level left out is Operately's default for the space (as its MCP tool sets them): none for anyone, the space's own company level for the company, and that level but at least comment (40) for the space. The project starts today (a `day` start date), active, with Operately's task statuses. A `project_created` activity is recorded, the `project.created` webhook event queued and the subscribers but the creator notified. Needs a write token. Answers the whole project as the person sees it, with its `ETag`.
          */
         post: operations["createProject"];
         delete?: never;
@@ -2765,12 +2765,12 @@ export interface operations {
                     reviewer_id?: string | null;
                     goal_id?: string | null;
                     description?: string | null;
-                    /** @description Access of anyone: only 10 gives anything (view), as in Operately: 0 none, 10 view, 40 comment, 70 edit, 100 full */
-                    anonymous_access_level: 0 | 10 | 40 | 70 | 100;
-                    /** @description Access of the company's members: 0 whatever is asked when the space gives its company no access: 0 none, 10 view, 40 comment, 70 edit, 100 full */
-                    company_access_level: 0 | 10 | 40 | 70 | 100;
-                    /** @description Access of the space's members: 0 none, 10 view, 40 comment, 70 edit, 100 full */
-                    space_access_level: 0 | 10 | 40 | 70 | 100;
+                    /** @description Access of anyone: only 10 gives anything (view), as in Operately: 0 none, 10 view, 40 comment, 70 edit, 100 full; absent: 0 */
+                    anonymous_access_level?: 0 | 10 | 40 | 70 | 100;
+                    /** @description Access of the company's members: 0 whatever is asked when the space gives its company no access: 0 none, 10 view, 40 comment, 70 edit, 100 full; absent: the level the space gives its company */
+                    company_access_level?: 0 | 10 | 40 | 70 | 100;
+                    /** @description Access of the space's members: 0 none, 10 view, 40 comment, 70 edit, 100 full; absent: the level the space gives its company, at least 40 (comment) */
+                    space_access_level?: 0 | 10 | 40 | 70 | 100;
                 };
             };
         };

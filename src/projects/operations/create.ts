@@ -23,9 +23,9 @@ import { ACCESS_LEVELS, DESCRIPTION_MAX_BYTES, EXAMPLE_ID, NAME_MAX_LENGTH, NO_E
 import { findSpace } from '../space-access.js'
 import { notifySubscribers, subscribeMentioned } from '../subscriptions.js'
 
-const Level = (who: string) => Type.Union(ACCESS_LEVELS.map((level) => Type.Literal(level)), {
-  description: `Access of ${who}: 0 none, 10 view, 40 comment, 70 edit, 100 full`
-})
+const Level = (who: string, absent: string) => Type.Optional(Type.Union(ACCESS_LEVELS.map((level) => Type.Literal(level)), {
+  description: `Access of ${who}: 0 none, 10 view, 40 comment, 70 edit, 100 full; absent: ${absent}`
+}))
 const OptionalId = (what: string) => Type.Optional(Nullable(Type.String({ description: `${what}; absent or null for none` })))
 
 const CreateProjectBodySchema = Type.Object({
@@ -35,9 +35,9 @@ const CreateProjectBodySchema = Type.Object({
   reviewer_id: OptionalId('The reviewer, a person of the company other than the champion'),
   goal_id: OptionalId('The goal the project serves, of the company'),
   description: Type.Optional(Nullable(Type.String({ description: `JSON text (a rich-text document), as update_description takes it, at most ${DESCRIPTION_MAX_BYTES / 1024} KiB` }))),
-  anonymous_access_level: Level('anyone: only 10 gives anything (view), as in Operately'),
-  company_access_level: Level("the company's members: 0 whatever is asked when the space gives its company no access"),
-  space_access_level: Level("the space's members")
+  anonymous_access_level: Level('anyone: only 10 gives anything (view), as in Operately', '0'),
+  company_access_level: Level("the company's members: 0 whatever is asked when the space gives its company no access", 'the level the space gives its company'),
+  space_access_level: Level("the space's members", "the level the space gives its company, at least 40 (comment)")
 }, {
   additionalProperties: false,
   examples: [{ space_id: '4mJ8nC2f0Y3kqf1Sg5bWQr', name: 'Pricing page', champion_id: EXAMPLE_ID.split('-').pop(), anonymous_access_level: 0, company_access_level: 40, space_access_level: 70 }]
@@ -50,7 +50,7 @@ interface NewProject {
   reviewerId: string | null
   goalId: string | null
   description: string | null
-  levels: { anonymous: AccessLevel, company: AccessLevel, space: AccessLevel }
+  levels: { anonymous?: AccessLevel | undefined, company?: AccessLevel | undefined, space?: AccessLevel | undefined }
 }
 
 type Person = { id: string, full_name: string } | null
@@ -67,6 +67,8 @@ const createProject: FastifyPluginAsyncTypebox = async (fastify) => {
         'people of the company (400), the goal a goal of the company (404). As in Operately, the champion and reviewer ' +
         'become contributors with their roles, and the creator a contributor with full access unless one of them; the ' +
         'three are subscribed to the project (`invited`), and the people the description mentions too (`mentioned`). ' +
+        'An access level left out is Operately\'s default for the space (as its MCP tool sets them): none for anyone, ' +
+        'the space\'s own company level for the company, and that level but at least comment (40) for the space. ' +
         'The project starts today (a `day` start date), active, with Operately\'s task statuses. A `project_created` ' +
         'activity is recorded, the `project.created` webhook event queued and the subscribers but the creator ' +
         'notified. Needs a write token. Answers the whole project as the person sees it, with its `ETag`.',
@@ -100,6 +102,15 @@ async function spaceToCreateIn (trx: Transaction<Database>, spaceId: string, per
   return space
 }
 
+/** The levels asked for, each one left out being Operately's default for a project of the space. */
+function levelsIn (space: { company_access: AccessLevel }, asked: NewProject['levels']) {
+  return {
+    anonymous: asked.anonymous ?? 0,
+    company: asked.company ?? space.company_access,
+    space: asked.space ?? (Math.max(space.company_access, ACCESS.comment) as AccessLevel)
+  }
+}
+
 /** Champion and reviewer: people of the company, not the same one (400 otherwise). */
 async function staff (trx: Transaction<Database>, input: NewProject, companyId: string): Promise<{ champion: Person, reviewer: Person }> {
   const person = async (id: string | null, path: string) => {
@@ -126,6 +137,7 @@ async function create (db: Db, caller: Caller, input: NewProject) {
     const { champion, reviewer } = await staff(trx, input, space.company_id)
     const goal = input.goalId === null ? null : await findGoal(trx, input.goalId, space.company_id)
     const today = new Date().toISOString().slice(0, 10)
+    const levels = levelsIn(space, input.levels)
     const row = await trx.insertInto('projects').values({
       company_id: space.company_id,
       space_id: space.id,
@@ -133,9 +145,9 @@ async function create (db: Db, caller: Caller, input: NewProject) {
       name: input.name,
       description: input.description,
       // Operately gives anyone view access or none, and its company none in a space closed to it.
-      public_access: input.levels.anonymous === ACCESS.view ? ACCESS.view : 0,
-      company_access: space.company_access === 0 ? 0 : input.levels.company,
-      space_access: input.levels.space,
+      public_access: levels.anonymous === ACCESS.view ? ACCESS.view : 0,
+      company_access: space.company_access === 0 ? 0 : levels.company,
+      space_access: levels.space,
       next_check_in_scheduled_at: firstFriday(new Date()),
       tasks_kanban_state: JSON.stringify({ pending: [], in_progress: [], done: [], canceled: [] }),
       timeframe_start_type: 'day',

@@ -169,7 +169,7 @@ t.test('input rules: 400 and nothing written', async (t) => {
     [{ ...ok, description: { type: 'doc' } }, '/description'],
     [{ ...ok, anonymous_access_level: 20 }, '/anonymous_access_level'],
     [{ ...ok, company_access_level: '40' }, '/company_access_level'],
-    [{ space_id: space.id, name: 'x', anonymous_access_level: 0, company_access_level: 0 }, '/space_access_level']
+    [{ ...ok, space_access_level: null }, '/space_access_level']
   ]
   for (const [body, path] of cases) {
     const res = await create(body)
@@ -178,6 +178,21 @@ t.test('input rules: 400 and nothing written', async (t) => {
     t.match(JSON.stringify(res.json().details), path)
   }
   t.equal(await projectCount(), before)
+})
+
+t.test("levels left out are Operately's defaults for the space", async (t) => {
+  const { company_access: was } = await db.selectFrom('spaces').where('id', '=', space.id).select('company_access').executeTakeFirstOrThrow()
+  for (const [spaceLevel, expected] of [[0, { public: 0, company: 0, space: 40 }], [10, { public: 0, company: 10, space: 40 }], [70, { public: 0, company: 70, space: 70 }]] as const) {
+    await db.updateTable('spaces').set({ company_access: spaceLevel }).where('id', '=', space.id).execute()
+    const res = await create({ space_id: space.id, name: `Defaults ${spaceLevel}` })
+    t.equal(res.statusCode, 200)
+    t.same(res.json().project.access_levels, expected, `a space giving its company ${spaceLevel}`)
+    const row = await db.selectFrom('projects').where('id', '=', decodeId(res.json().project.id)!).select(['public_access', 'company_access', 'space_access']).executeTakeFirstOrThrow()
+    t.same(row, { public_access: expected.public, company_access: expected.company, space_access: expected.space })
+  }
+  const some = await create({ space_id: space.id, name: 'Some', space_access_level: 100 })
+  t.same(some.json().project.access_levels, { public: 0, company: 70, space: 100 }, 'each level left out is defaulted alone')
+  await db.updateTable('spaces').set({ company_access: was }).where('id', '=', space.id).execute()
 })
 
 t.test('a read-only token may not create; no token is 401', async (t) => {
