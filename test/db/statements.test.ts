@@ -86,13 +86,13 @@ t.test('a statement passes each argument as a parameter, and names its SQL only 
   await t.rejects(inlined(db, { name: 'x' }), /written into the SQL/)
   const unused = statement(['name', 'id'], (db, { name }: { name: string, id: string }) => db.selectFrom('projects').select('id').where('name', '=', name))
   await t.rejects(unused(db, { name: 'x', id: 'y' }), /not used/)
-  const byName = statement(['name'], (db, { name }: { name: string }) => db.selectFrom('projects').select('id').where('name', '=', name).where('id', 'is not', null))
+  const byId = statement(['id'], (db, { id }: { id: string }) => db.selectFrom('projects').select('name').where('id', '=', id).where('name', 'is not', null))
   const named = await db.selectFrom('projects').select(['id', 'name']).executeTakeFirstOrThrow()
-  t.same(await byName(db, { name: named.name }), [{ id: named.id }])
-  const text = db.selectFrom('projects').select('id').where('name', '=', 'x').where('id', 'is not', null).compile().sql
+  t.same(await byId(db, { id: named.id }), [{ name: named.name }])
+  const text = db.selectFrom('projects').select('name').where('id', '=', 'x').where('name', 'is not', null).compile().sql
   t.match(preparedName(text), /^s[\w-]{24}$/)
   cacheStatements(false)
   t.equal(preparedName(text), undefined)
-  t.same(await byName(db, { name: named.name }), [{ id: named.id }])
+  t.same(await byId(db, { id: named.id }), [{ name: named.name }])
   cacheStatements(true)
 })
