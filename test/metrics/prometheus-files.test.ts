@@ -19,7 +19,7 @@ t.test('compose runs Prometheus on these files, scraping the API and the workers
   t.match(prometheus.image, /^prom\/prometheus(:|$)/)
   t.ok(prometheus.volumes.includes('./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro'))
   t.ok(prometheus.volumes.includes('./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro'))
-  t.same(config.rule_files, ['/etc/prometheus/alerts.yml'])
+  t.same(config.rule_files, ['alerts.yml']) // beside the config, in the container as here
   t.equal(api.environment.METRICS_HOST, '0.0.0.0')
   t.equal(worker.environment.METRICS_HOST, '0.0.0.0')
   t.notOk(JSON.stringify(api.ports ?? []).includes('9464'), 'the metrics port is not published')

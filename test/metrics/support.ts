@@ -2,7 +2,8 @@
 // reader of Prometheus's text format (version 0.0.4) that fails on anything
 // `promtool check metrics` would refuse to parse: a line outside the grammar, a
 // sample before its family's HELP and TYPE, a family declared twice or split,
-// a series given twice, a histogram whose buckets are not cumulative.
+// a series given twice, a histogram whose buckets are not cumulative, and what its
+// lint refuses: a counter not named *_total, or anything else named so.
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createMetricsServer } from '../../src/metrics/server.js'
@@ -107,7 +108,11 @@ export function parseExposition (text: string): Map<string, Family> {
     }
   }
   for (const name of helps.keys()) if (!families.has(name)) throw new Error(`${name}: HELP without TYPE`)
-  for (const family of families.values()) if (family.type === 'histogram') checkHistogram(family)
+  for (const family of families.values()) {
+    if (family.type === 'histogram') checkHistogram(family)
+    // promtool's lint: only a counter may be named *_total, and a counter must be.
+    if ((family.type === 'counter') !== family.name.endsWith('_total')) throw new Error(`${family.name}: a ${family.type} named so`)
+  }
   return families
 }
 
