@@ -10,6 +10,7 @@ export const FLAGS: Readonly<Record<string, string>> = {
   '--no-build': 'skip `npm run build` of this tree (measures whatever dist/ holds)',
   '--no-delay': 'skip the runs behind the simulated network delay',
   '--no-webhooks': 'skip the webhook figures (bench/webhooks.ts)',
+  '--no-observability': 'skip the cost of metrics and traces (bench/observability.ts)',
   '--keep': 'keep the temporary directory (server logs, the other tree) and the databases',
   '--cpu-prof': 'run the servers with `--cpu-prof`; the profiles are kept in the temporary directory (implies --keep)'
 }
@@ -19,6 +20,7 @@ export interface Flags {
   build: boolean
   delay: boolean
   webhooks: boolean
+  observability: boolean
   keep: boolean
   cpuProf: boolean
 }
@@ -32,6 +34,7 @@ export function parseFlags (args: string[]): Flags {
       'no-build': { type: 'boolean' },
       'no-delay': { type: 'boolean' },
       'no-webhooks': { type: 'boolean' },
+      'no-observability': { type: 'boolean' },
       keep: { type: 'boolean' },
       'cpu-prof': { type: 'boolean' }
     }
@@ -42,6 +45,7 @@ export function parseFlags (args: string[]): Flags {
     build: values['no-build'] !== true,
     delay: values['no-delay'] !== true,
     webhooks: values['no-webhooks'] !== true,
+    observability: values['no-observability'] !== true,
     keep: values.keep === true || cpuProf,
     cpuProf
   }

@@ -9,6 +9,7 @@ import { LABELS, OPERATIONS, type OperationName } from './operations.js'
 import { redmineRatios, type RedmineFigures } from './redmine.js'
 import type { DatasetSize } from './seed.js'
 import type { WebhookFigures } from './webhooks.js'
+import { observabilitySection, type ObservabilityFigures } from './observability.js'
 import { FLAGS } from './options.js'
 
 export type Side = 'new' | 'old'
@@ -41,6 +42,8 @@ export interface Figures {
   delayed: { delayMs: number, poolSize: number, roundTripMs: { direct: number, proxied: number } } | null
   redmine: RedmineFigures | string
   webhooks: WebhookFigures | string | null
+  /** What metrics and traces cost; absent or null when skipped. */
+  observability?: ObservabilityFigures | string | null
 }
 
 export interface Settings {
@@ -181,7 +184,8 @@ each turn a warm-up and a measured run, so that a slow spell of a shared machine
 the side's database is vacuumed and PostgreSQL checkpointed. The same again with PostgreSQL behind a proxy that delays
 every packet (bench/proxy.ts, 1 ms each way), on fresh servers with a larger pool. Then this tree's renames beside a
 Redmine's when one is given (bench/redmine.ts, bench/redmine/setup.sh installs one), and this tree's webhook figures
-(bench/webhooks.ts; \`npm run bench:webhooks\` runs them alone). The run rewrites this file; earlier runs are in its
+(bench/webhooks.ts; \`npm run bench:webhooks\` runs them alone), and what metrics and traces cost: this tree's server with both off,
+with metrics on and with every request traced, taking turns on the same database (bench/observability.ts). The run rewrites this file; earlier runs are in its
 history.
 
 | option | default | meaning |
@@ -289,5 +293,7 @@ export function render (figures: Figures, settings: Settings): string {
   out.push(redmineSection(figures.redmine))
   const hooks = webhookSection(figures.webhooks)
   if (hooks !== '') out.push(hooks)
+  const observed = observabilitySection(figures.observability ?? null)
+  if (observed !== '') out.push(observed)
   return out.join('\n')
 }

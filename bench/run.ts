@@ -3,7 +3,7 @@
 // its own migrated by its own tree and filled by the same seed, drives each
 // operation with autocannon on each side in alternating turns, directly and with
 // PostgreSQL behind a delaying proxy, renames projects beside a Redmine when one
-// is given, measures webhooks, and writes bench/RESULTS.md (bench/report.ts says
+// is given, measures webhooks and what metrics and traces cost, and writes bench/RESULTS.md (bench/report.ts says
 // how, in the file it writes).
 //
 // Options (environment): listed in RESULTS.md by bench/report.ts; flags in
@@ -18,6 +18,7 @@ import { KEEPS_BODIES, load, quiet, startServer, type LoadResult, type Server } 
 import { LABELS, OPERATIONS, TARGET_SETS, type OperationName } from './operations.js'
 import { parseFlags, positive } from './options.js'
 import { checkpoint, dropDatabase, recreateDatabase, roundTripMs, vacuum, withDatabase } from './postgres.js'
+import { observabilityBench, type ObservabilityFigures } from './observability.js'
 import { spawnProxy, type ProxyProcess } from './proxy.js'
 import { redmineOptions, redmineSideBySide, type RedmineFigures } from './redmine.js'
 import { render, type Figures, type Phase, type SideFigures, type Turn } from './report.js'
@@ -185,6 +186,22 @@ async function main (): Promise<void> {
     await stopAll(servers)
     servers = new Map()
 
+    // What metrics and traces cost, on this tree's server and database.
+    let observability: ObservabilityFigures | string | null = null
+    if (flags.observability) {
+      say('metrics and traces (bench/observability.ts), this tree')
+      const ours = sides[0]!
+      try {
+        observability = await observabilityBench({
+          entry: ours.tree.entry, start: ours.tree.start, url: ours.url, database: ours.database, dataset: ours.dataset, poolSize: options.poolSize,
+          connections: Math.max(...options.connections), rounds: options.rounds, warmup: options.warmup, duration: options.duration, breakIn: options.breakIn, tmp, say
+        })
+      } catch (error) {
+        observability = `The metrics and traces bench failed: ${(error as Error).message}`
+        say(observability)
+      }
+    }
+
     // The same servers with PostgreSQL behind a simulated network delay (bench/proxy.ts).
     let delayed: Figures['delayed'] = null
     if (flags.delay) {
@@ -220,7 +237,7 @@ async function main (): Promise<void> {
       }
     }
 
-    const markdown = render({ sides: sideFigures, turns: all, delayed, redmine, webhooks }, {
+    const markdown = render({ sides: sideFigures, turns: all, delayed, redmine, webhooks, observability }, {
       date: new Date(),
       totalSeconds: (performance.now() - started) / 1000,
       durationS: options.duration,

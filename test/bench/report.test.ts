@@ -1,9 +1,11 @@
 // The A/B's report (bench/report.ts): each side's turns of an operation summed up
 // as their mean, the ratio new ÷ old, the operations under the target called out;
-// and the bench's flags (bench/options.ts).
+// the cost of metrics and traces (bench/observability.ts); and the bench's flags
+// (bench/options.ts).
 import t from 'tap'
 import type { LoadResult } from '../../bench/load.js'
 import type { OperationName } from '../../bench/operations.js'
+import { observabilityRows } from '../../bench/observability.js'
 import { parseFlags } from '../../bench/options.js'
 import { render, slower, summarize, type Figures, type Phase, type Side, type Turn } from '../../bench/report.js'
 import { DEFAULT_SIZE } from '../../bench/seed.js'
@@ -65,4 +67,27 @@ t.test('flags: --against takes a revision; an unknown flag is refused', async (t
   t.match(parseFlags([]), { against: null, delay: true })
   t.match(parseFlags(['--cpu-prof']), { cpuProf: true, keep: true }, 'profiles are kept')
   t.throws(() => parseFlags(['--no-embedded']))
+})
+
+t.test('metrics and traces: each setting as the mean of its turns and its share of off, a metrics cost over 5 % marked', async (t) => {
+  const run = (setting: 'off' | 'metrics' | 'tracing', operation: OperationName, rps: number, p99 = 100) => ({ setting, result: turn('new', operation, rps, { p99 }).result })
+  const observability = {
+    connections: 50, rounds: 2, durationS: 8, spans: 1234, scrapes: 40,
+    runs: [
+      run('off', 'update_name', 400), run('off', 'update_name', 600), run('metrics', 'update_name', 490), run('metrics', 'update_name', 490, 120),
+      run('tracing', 'update_name', 250), run('off', 'get', 1000), run('metrics', 'get', 900), run('tracing', 'get', 500, 300)
+    ]
+  }
+  t.same(observabilityRows(observability).map((r) => [r.operation, r.setting, r.rps, r.p99, r.share]), [
+    ['update_name', 'off', 500, 100, 1], ['update_name', 'metrics', 490, 110, 0.98], ['update_name', 'tracing', 250, 100, 0.5],
+    ['get', 'off', 1000, 100, 1], ['get', 'metrics', 900, 100, 0.9], ['get', 'tracing', 500, 300, 0.5]
+  ])
+  const text = render({ sides: [side('new', 'abc1234')], turns, delayed: null, redmine: 'none', webhooks: null, observability }, settings)
+  t.match(text, 'exported 1234 spans')
+  t.match(text, '| update_name | metrics on, scraped every second | 490 | 110 | 98 % |')
+  t.match(text, '| projects/get | metrics on, scraped every second | 900 | 100 | 90 % ⚠ |')
+  t.match(text, '| projects/get | tracing at 100 %, metrics off | 500 | 300 | 50 % |', 'tracing has no target')
+  t.notMatch(render({ sides: [side('new', 'abc1234')], turns, delayed: null, redmine: 'none', webhooks: null }, settings), 'Metrics and traces')
+  t.match(parseFlags(['--no-observability']), { observability: false })
+  t.match(parseFlags([]), { observability: true })
 })

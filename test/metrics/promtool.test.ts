@@ -7,7 +7,6 @@
 // it the file says so and skips.
 import { execFile, spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,6 +14,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { shortId } from '../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor, waitFor } from '../helper.js'
+import { freePort } from '../launch.js'
 import { call, mcpClient } from '../mcp/support.js'
 import { metricsUrl } from './support.js'
 
@@ -156,13 +156,4 @@ if (!(await installed('promtool')) || !(await installed('prometheus'))) {
     const pool = await query('db_pool_connections{job="api"}')
     t.ok(pool.length > 0, 'the pool is scraped too')
   })
-}
-
-/** A port nobody listens on at the moment of asking. */
-async function freePort (): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise((resolve) => probe.close(resolve))
-  return port
 }

@@ -743,7 +743,8 @@ const LIFECYCLE_RUNS = 50
 const CONTRIBUTOR_OPS = new Set<LifecycleOp>(['update_contributor', 'delete_contributor'])
 /** A valid body's keys beside the id, as each operation's schema names them (the optional ones last). */
 const LIFECYCLE_KEYS: Record<LifecycleOp, { required: string[], optional: string[] }> = {
-  create: { required: ['space_id', 'name', 'anonymous_access_level', 'company_access_level', 'space_access_level'], optional: ['champion_id', 'reviewer_id', 'goal_id', 'description'] },
+  // The access levels are optional: left out, they take the space's defaults.
+  create: { required: ['space_id', 'name'], optional: ['anonymous_access_level', 'company_access_level', 'space_access_level', 'champion_id', 'reviewer_id', 'goal_id', 'description'] },
   update_start_date: { required: ['project_id', 'start_date'], optional: [] },
   update_due_date: { required: ['project_id', 'due_date'], optional: [] },
   update_parent_goal: { required: ['project_id', 'goal_id'], optional: [] },
