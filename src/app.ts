@@ -39,6 +39,7 @@ import notifications from './notifications/index.js'
 import webhooks from './webhooks/index.js'
 import mcp from './mcp/index.js'
 import metrics from './metrics/http.js'
+import { PAGE_COMPRESSION } from './schemas/common.js'
 
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   return {
@@ -72,7 +73,7 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
   for (const schema of Object.values(COMPONENTS)) fastify.addSchema(schema)
   await fastify.register(sensible)
   // Only the routes that ask for it (the pages) are compressed, for a client that accepts gzip.
-  await fastify.register(compress, { global: false, encodings: ['gzip'] })
+  await fastify.register(compress, { global: false, ...PAGE_COMPRESSION })
   await fastify.register(dbPlugin, { db })
   if (config.METRICS_PORT !== 0) await fastify.register(metrics, { db })
   await fastify.register(requestIds)

@@ -3,6 +3,14 @@ import Type, { type Static, type TSchema, type TSchemaOptions, type TUnsafe } fr
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
+/**
+ * How a page is compressed (@fastify/compress, on the page's route and as the
+ * plugin's default): gzip only, whatever else the client accepts, at zlib's level
+ * 3, which takes about half the time of the default 6 for 5 to 10 % more bytes
+ * (a page of 20 projects, 746 KB: 6.5 ms and 153 KB against 11.1 ms and 138 KB).
+ */
+export const PAGE_COMPRESSION: { encodings: Array<'gzip'>, zlibOptions: { level: number } } = { encodings: ['gzip'], zlibOptions: { level: 3 } }
+
 /** The headers of a page (projects/list, notifications/list), which is sent gzip-compressed to a client that accepts it (@fastify/compress). */
 export const PAGE_HEADERS = {
   'Content-Encoding': {

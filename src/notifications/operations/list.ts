@@ -6,13 +6,14 @@ import { listNotifications } from '../query.js'
 import { toNotificationItem } from '../presenter.js'
 import { WHOLE_INBOX } from '../common.js'
 import { ListNotificationsQuerySchema, NOTIFICATION_PAGE, NotificationListResponseSchema } from '../schemas.js'
+import { PAGE_COMPRESSION } from '../../schemas/common.js'
 
 // Deep enough for any inbox; a page past it is refused rather than scanned.
 const PAGE = { default: 1, max: 10_000 } as const
 
 const listOperation: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/list', {
-    compress: {},
+    compress: PAGE_COMPRESSION,
     schema: {
       operationId: 'listNotifications',
       tags: ['notifications'],

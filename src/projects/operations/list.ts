@@ -8,6 +8,7 @@ import { listProjects, type ProjectFilters } from '../query.js'
 import { toProject } from '../presenter.js'
 import { requireId } from '../rules.js'
 import { LIST_LIMIT, ListProjectsQuerySchema, ProjectListResponseSchema } from '../schemas.js'
+import { PAGE_COMPRESSION } from '../../schemas/common.js'
 
 /** A filter's id as a UUID; an id that stands for nothing is a 400 (it cannot be a typo of anything). */
 function filterId (id: string | undefined, path: string): string | null {
@@ -30,7 +31,7 @@ function listPosition (position: unknown): { name: string, id: string } {
 
 const listProjectsOperation: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/list', {
-    compress: {},
+    compress: PAGE_COMPRESSION,
     schema: {
       operationId: 'listProjects',
       tags: ['projects'],
