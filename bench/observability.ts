@@ -8,15 +8,25 @@
 //            that counts them and answers 200.
 // Each figure is the mean of its turns; the report prints throughput and p99 of
 // each setting and its throughput as a share of `off`. Run within npm run bench
-// (--no-observability skips it).
+// (--no-observability skips it), or alone: npm run bench:observability, which
+// builds this tree, seeds the bench data into a database bench_observability
+// (dropped after) and prints the section; BENCH_ROUNDS (default 3), BENCH_DURATION
+// (8), BENCH_WARMUP (3), BENCH_BREAK_IN (3) and BENCH_POOL_SIZE (4) apply.
+import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { loadConfig } from '../src/config.js'
+import { createDb, dbOptions } from '../src/db/index.js'
 import { freePort } from '../test/launch.js'
 import { load, quiet, startServer, type LoadResult, type ProductionStart, type Server } from './load.js'
 import { LABELS, TARGET_SETS, type OperationName } from './operations.js'
-import { checkpoint, vacuum } from './postgres.js'
-import type { Dataset } from './seed.js'
+import { positive } from './options.js'
+import { checkpoint, dropDatabase, recreateDatabase, vacuum, withDatabase } from './postgres.js'
+import { DEFAULT_SIZE, seedDataset, type Dataset } from './seed.js'
+import { migrate, thisTree } from './tree.js'
 
 export type Setting = 'off' | 'metrics' | 'tracing'
 export const SETTINGS: readonly Setting[] = ['off', 'metrics', 'tracing']
@@ -174,4 +184,43 @@ export function observabilitySection (figures: ObservabilityFigures | string | n
     lines.push(`| ${LABELS[row.operation]} | ${DESCRIBED[row.setting]} | ${row.rps.toFixed(0)} | ${row.p99.toFixed(0)} | ${(100 * row.share).toFixed(0)} %${over} |`)
   }
   return lines.join('\n') + '\n'
+}
+
+/** npm run bench:observability: this phase alone, on a database of its own. */
+async function main (): Promise<void> {
+  const root = fileURLToPath(new URL('..', import.meta.url))
+  const base = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres'
+  const database = 'bench_observability'
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'projects-observability-'))
+  const say = (message: string) => { process.stderr.write(`${message}\n`) }
+  try {
+    say('building this tree (npm run build), seeding bench_observability')
+    const tree = thisTree(root, { build: true, log: path.join(tmp, 'build.log') })
+    const url = withDatabase(base, database)
+    await recreateDatabase(base, database)
+    migrate(tree, url, path.join(tmp, 'build.log'))
+    const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url, DB_POOL_SIZE: '2', DB_STATEMENT_TIMEOUT_MS: '20000' })))
+    let dataset: Dataset
+    try {
+      dataset = await seedDataset(db, DEFAULT_SIZE)
+    } finally {
+      await db.destroy()
+    }
+    const figures = await observabilityBench({
+      entry: tree.entry, start: tree.start, url, database, dataset, poolSize: Math.round(positive('BENCH_POOL_SIZE', 4)), connections: 50,
+      rounds: Math.round(positive('BENCH_ROUNDS', 3)), warmup: Math.round(positive('BENCH_WARMUP', 3)), duration: Math.round(positive('BENCH_DURATION', 8)),
+      breakIn: Math.round(positive('BENCH_BREAK_IN', 3)), tmp, say
+    })
+    process.stdout.write(observabilitySection(figures))
+  } finally {
+    await dropDatabase(base, database).catch(() => {})
+    await rm(tmp, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+    process.exitCode = 1
+  })
 }

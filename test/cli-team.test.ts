@@ -1,65 +1,22 @@
 // The operator CLI fills a fresh install without the demo: a company (with its
 // general space), its people, a space with members, a token; then the API shows
-// that team to the token's person. Run as child processes, as cli.test.ts runs them,
-// on a database of this file's own (a fresh one on DATABASE_URL's server, else
-// PGlite files that only one process opens at a time). Each child is slow, so each
-// subtest runs few and asserts much.
-import { execFile } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
+// that team to the token's person. The command lines run in this process on a
+// database of this file's own (test/operator-cli.ts; cli.test.ts runs some as child
+// processes too).
 import Fastify from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
 import app, { appOptions } from '../src/app.js'
-import { createDb, type Db } from '../src/db/index.js'
+import { createDb } from '../src/db/index.js'
 import { decodeId } from '../src/ids.js'
-import { createTestDatabase, databaseOptions } from './database.js'
+import { databaseOptions } from './database.js'
 import { client, testConfig } from './helper.js'
+import { cliDatabase, runInProcess } from './operator-cli.js'
 
-t.setTimeout(300_000)
-
-const root = fileURLToPath(new URL('..', import.meta.url))
-const exec = promisify(execFile)
-
-const server = process.env.DATABASE_URL ? await createTestDatabase() : undefined
-const dataDir = server ? undefined : await mkdtemp(path.join(tmpdir(), 'cli-team-test-'))
-t.teardown(async () => {
-  await server?.close()
-  if (dataDir) await rm(dataDir, { recursive: true, force: true })
-})
-
-const env: NodeJS.ProcessEnv = { ...process.env, DEBUG: '', DATABASE_URL: server?.url ?? '', DATA_DIR: dataDir ?? '' }
-
-interface Run { code: number, stdout: string, stderr: string }
-
-async function cli (...args: string[]): Promise<Run> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, ['--import=tsx', 'src/cli.ts', ...args], { cwd: root, env })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const e = error as { code?: unknown, stdout?: string, stderr?: string }
-    if (typeof e.code !== 'number') throw error
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
-  }
-}
-
-/** Runs these command lines: side by side on a server, one after another on PGlite files. */
-async function cliAll (lines: string[][]): Promise<Run[]> {
-  if (server) return await Promise.all(lines.map((args) => cli(...args)))
-  const runs: Run[] = []
-  for (const args of lines) runs.push(await cli(...args))
-  return runs
-}
-
-/** The test's own look at the database, between children. */
-async function withDb<T> (fn: (db: Db) => Promise<T>): Promise<T> {
-  if (server) return await fn(server.db)
-  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }))
-  try { return await fn(db) } finally { await db.destroy() }
-}
+const database = await cliDatabase(t, 'cli-team-test')
+const { cli, cliAll, withDb, env } = database
+/** The variables of a command line that must not open the database: one that cannot be reached. */
+const unreachable = { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/never-opened', DATA_DIR: '' }
 
 const NORTHWIND = 'Northwind Traders'
 let token: string
@@ -76,14 +33,14 @@ t.test('bad usage exits 2 with one message, before touching the database', async
     [['spaces', 'create', '--company', NORTHWIND, '--name', 'Ops', '--member', ' '], /--member must not be blank/],
     [['spaces', 'rename'], /unknown spaces subcommand 'rename'/]
   ]
-  // None of them opens the database, so they run side by side even on PGlite files.
-  const runs = await Promise.all(cases.map(([args]) => cli(...args)))
+  // Given a database that cannot be reached, they still exit 2: none of them opens it.
+  const runs = await Promise.all(cases.map(([args]) => runInProcess(args, unreachable)))
   cases.forEach(([args, message], i) => {
     t.equal(runs[i]!.code, 2, args.join(' '))
     t.match(runs[i]!.stderr, message, args.join(' '))
     t.equal(runs[i]!.stdout, '', args.join(' '))
   })
-  const help = await cli('help')
+  const help = await runInProcess(['help'], unreachable)
   t.match(help.stdout, /companies create[\s\S]*people add[\s\S]*spaces create[\s\S]*tokens create/)
 })
 
@@ -179,12 +136,12 @@ t.test('members added later; the listings', async (t) => {
 })
 
 t.test("the API shows the token's person their team", async (t) => {
-  const db = server ? server.db : await createDb(databaseOptions({ DATA_DIR: dataDir }))
+  const db = database.db ?? await createDb(databaseOptions({ DATA_DIR: env.DATA_DIR }))
   const api = Fastify(appOptions(testConfig()))
   await api.register(app, { db, config: testConfig() })
   t.teardown(async () => {
     await api.close()
-    if (!server) await db.destroy()
+    if (database.db === undefined) await db.destroy()
   })
   const ada = client(api, token)
   const me = await ada.getMe()

@@ -1,56 +1,19 @@
-// The operator CLI, run as a child process the way an operator runs it, against a
-// database of this file's own: a fresh database on DATABASE_URL's server, else
-// PGlite files in a temporary directory. PGlite files may be opened by one process
-// at a time, so this process opens them only while no child runs.
-import { execFile } from 'node:child_process'
+// The operator CLI against a database of this file's own (test/operator-cli.ts): its
+// command lines run in this process, and a few as child processes, exactly as an
+// operator runs them, for the entry point, the exit codes and the streams.
 import { createHash } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import { sql } from 'kysely'
 import t from 'tap'
-import { createDb, type Db } from '../src/db/index.js'
 import { decodeId } from '../src/ids.js'
-import { createTestDatabase, databaseOptions } from './database.js'
+import { cliDatabase, runInProcess } from './operator-cli.js'
 
-// Every child loads the database stack, and on PGlite starts the embedded PostgreSQL
-// (a few seconds each on a busy machine): more than the default budget of a file.
+// A few command lines run as child processes, each loading the database stack (and on
+// PGlite starting the embedded PostgreSQL): more than the default budget of a file on a busy machine.
 t.setTimeout(300_000)
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const exec = promisify(execFile)
-
-const server = process.env.DATABASE_URL ? await createTestDatabase() : undefined
-const dataDir = server ? undefined : await mkdtemp(path.join(tmpdir(), 'cli-test-'))
-t.teardown(async () => {
-  await server?.close()
-  if (dataDir) await rm(dataDir, { recursive: true, force: true })
-})
-
-// An empty DATABASE_URL counts as unset, which selects the PGlite files.
-const env: NodeJS.ProcessEnv = { ...process.env, DEBUG: '', DATABASE_URL: server?.url ?? '', DATA_DIR: dataDir ?? '' }
-
-interface Run { code: number, stdout: string, stderr: string }
-
-async function cli (...args: string[]): Promise<Run> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, ['--import=tsx', 'src/cli.ts', ...args], { cwd: root, env })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const e = error as { code?: unknown, stdout?: string, stderr?: string }
-    if (typeof e.code !== 'number') throw error
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
-  }
-}
-
-/** The test's own look at the database, between children. */
-async function withDb<T> (fn: (db: Db) => Promise<T>): Promise<T> {
-  if (server) return await fn(server.db)
-  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }))
-  try { return await fn(db) } finally { await db.destroy() }
-}
+const { cli, spawn, withDb, server, env } = await cliDatabase(t, 'cli-test')
+/** The variables of a command line that must not open the database: one that cannot be reached. */
+const unreachable = { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/never-opened', DATA_DIR: '' }
 
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex')
 
@@ -68,7 +31,7 @@ function allTokens (seed: SeedOutput): string[] {
   return Object.values(seed.tokens).flatMap((pair) => [pair.write, pair.read_only])
 }
 
-// Children share one database, so the subtests run in order and build on each other.
+// The command lines share one database, so the subtests run in order and build on each other.
 let first: SeedOutput
 let second: SeedOutput
 const issued: string[] = []
@@ -85,8 +48,8 @@ t.test('bad usage exits 2 with one message on stderr, before touching the databa
     [['seed'], /--demo/],
     [[], /no command/]
   ]
-  // These never open the database, so they may run side by side even on PGlite files.
-  const runs = await Promise.all(cases.map(([args]) => cli(...args)))
+  // Given a database that cannot be reached, they still exit 2: none of them opens it.
+  const runs = await Promise.all(cases.map(([args]) => runInProcess(args, unreachable)))
   cases.forEach(([args, message], i) => {
     const run = runs[i]!
     t.equal(run.code, 2, `${args.join(' ') || '(none)'} exits 2`)
@@ -95,7 +58,7 @@ t.test('bad usage exits 2 with one message on stderr, before touching the databa
   })
   t.match(runs.at(-1)!.stderr, /Usage:/, 'no command shows the usage on stderr')
 
-  const help = await cli('help')
+  const help = await runInProcess(['help'], unreachable)
   t.equal(help.code, 0)
   t.match(help.stdout, /Usage:[\s\S]*tokens revoke[\s\S]*one process at a time/)
   t.equal(help.stderr, '')
@@ -269,4 +232,21 @@ t.test('webhooks create, list, deliveries and delete act as a company admin, und
   t.equal(again.code, 1)
   t.match(again.stderr, /no webhook/)
   t.same(await withDb((db) => db.selectFrom('webhooks').select('id').execute()), [])
+})
+
+t.test('as an operator runs it: exit codes, stdout and stderr of a child process', async (t) => {
+  const [usage, help] = await Promise.all([spawn('tokens', 'create'), spawn('help')])
+  t.equal(usage.code, 2)
+  t.match(usage.stderr, /needs --email[\s\S]*npm run cli -- help/)
+  t.equal(usage.stdout, '')
+  t.equal(help.code, 0)
+  t.match(help.stdout, /^Usage: npm run cli -- <command>/)
+  t.equal(help.stderr, '')
+  const listed = await spawn('tokens', 'list', '--email', 'erin@acme.test', '--json')
+  t.equal(listed.code, 0, listed.stderr)
+  t.ok(JSON.parse(listed.stdout).length > 0, 'the tokens the demo issued, as JSON on stdout')
+  const failed = await spawn('tokens', 'create', '--email', 'nobody@acme.test')
+  t.equal(failed.code, 1)
+  t.match(failed.stderr, /^error: no person with e-mail nobody@acme.test\n$/)
+  t.equal(failed.stdout, '')
 })

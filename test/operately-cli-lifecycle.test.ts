@@ -7,34 +7,15 @@ import t from 'tap'
 import { loadDemo } from '../src/db/demo.js'
 import { build } from './helper.js'
 import { listen } from './launch.js'
+import { operatelyCli } from './operately-client.js'
 
 const { app, db } = await build(t)
 const { url: baseUrl } = await listen(app)
 const demo = await loadDemo(db)
 const alice = demo.tokens['alice@acme.test']!
 
-interface CliAnswer { status: number, body: any }
 
-/** One call as the CLI makes it (see test/operately-cli.test.ts). */
-async function cli (token: string, kind: 'query' | 'mutation', name: string, inputs: Record<string, unknown> = {}): Promise<CliAnswer> {
-  const url = new URL(`${baseUrl.replace(/\/$/, '')}/api/external/v1/${name}`)
-  const headers: Record<string, string> = {
-    Accept: 'application/json, text/plain, */*',
-    Authorization: `Bearer ${token}`,
-    'User-Agent': 'axios/1.7.9',
-    'Accept-Encoding': 'gzip, compress, deflate, br'
-  }
-  let body: string | undefined
-  if (kind === 'query') {
-    for (const [key, value] of Object.entries(inputs)) if (value !== undefined) url.searchParams.append(key, String(value))
-  } else {
-    headers['Content-Type'] = 'application/json'
-    body = JSON.stringify(inputs)
-  }
-  const res = await fetch(url, { method: kind === 'query' ? 'GET' : 'POST', headers, body })
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? null : JSON.parse(text) }
-}
+const cli = operatelyCli(baseUrl)
 
 /** What the CLI sends for `--message "<text>"`: the Markdown paragraph as a TipTap document, serialised. */
 const markdown = (text: string) => JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text }] }] })

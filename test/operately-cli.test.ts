@@ -10,38 +10,15 @@ import { loadDemo } from '../src/db/demo.js'
 import { shortId } from '../src/ids.js'
 import { build } from './helper.js'
 import { listen } from './launch.js'
+import { operatelyCli } from './operately-client.js'
 
 const { app, db } = await build(t)
 const { url: baseUrl } = await listen(app)
 const demo = await loadDemo(db)
 const alice = demo.tokens['alice@acme.test']!
 
-interface CliAnswer { status: number, body: unknown, headers: Headers }
 
-/**
- * One call as the CLI makes it: `new URL(base + path)`, each input appended with
- * `searchParams.append` (String(value); undefined skipped) for a query, a JSON
- * body for a mutation, and axios's default headers.
- */
-async function cli (token: string, kind: 'query' | 'mutation', name: string, inputs: Record<string, string | boolean | number | undefined> = {}): Promise<CliAnswer> {
-  const url = new URL(`${baseUrl.replace(/\/$/, '')}/api/external/v1/${name}`)
-  const headers: Record<string, string> = {
-    Accept: 'application/json, text/plain, */*',
-    Authorization: `Bearer ${token}`,
-    'User-Agent': 'axios/1.7.9',
-    'Accept-Encoding': 'gzip, compress, deflate, br'
-  }
-  let body: string | undefined
-  if (kind === 'query') {
-    for (const [key, value] of Object.entries(inputs)) if (value !== undefined) url.searchParams.append(key, String(value))
-  } else {
-    headers['Content-Type'] = 'application/json'
-    body = JSON.stringify(inputs)
-  }
-  const res = await fetch(url, { method: kind === 'query' ? 'GET' : 'POST', headers, body })
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? null : JSON.parse(text), headers: res.headers }
-}
+const cli = operatelyCli(baseUrl)
 
 interface Me { me: { full_name: string, email: string, title: string | null } }
 interface CompanyAnswer { company: { name: string } }

@@ -1,5 +1,6 @@
 // What every command group shares: the two kinds of failure, argument parsing,
 // output, and tables. Nothing here loads the database stack.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 
 /** A command line that asks for something impossible: exit 2, before any database is opened. */
@@ -11,8 +12,20 @@ export class CommandError extends Error {}
 export type Options = NonNullable<ParseArgsConfig['options']>
 type Output = (text: string) => void
 
-export const out: Output = (text) => { process.stdout.write(text + '\n') }
-export const log: Output = (text) => { process.stderr.write(text + '\n') }
+/** Where a command line's results and messages go: the process's stdout and stderr unless `main` is given others. */
+export interface Streams { stdout: (text: string) => void, stderr: (text: string) => void }
+
+const PROCESS_STREAMS: Streams = { stdout: (text) => { process.stdout.write(text) }, stderr: (text) => { process.stderr.write(text) } }
+/** The streams of the command line running (index.ts's `main` sets them for its run). */
+export const commandStreams = new AsyncLocalStorage<Streams>()
+const streams = (): Streams => commandStreams.getStore() ?? PROCESS_STREAMS
+
+/** A result, on stdout. */
+export const out: Output = (text) => { streams().stdout(text + '\n') }
+/** Progress and errors, on stderr. */
+export const log: Output = (text) => { streams().stderr(text + '\n') }
+/** Text on stdout as it is, without a newline added. */
+export const write: Output = (text) => { streams().stdout(text) }
 
 export interface Help { kind: 'help' }
 

@@ -10,7 +10,7 @@ import type { Config } from '../config.js'
 import type { Db } from '../db/index.js'
 import { redactPasswords } from '../http/redact.js'
 import { describeError } from '../errors.js'
-import { CommandError, log, out, parse, UsageError, type Help } from './common.js'
+import { CommandError, commandStreams, log, out, parse, UsageError, type Help, type Streams } from './common.js'
 import { parseMigrate, parseSeed, runDatabase, type DatabaseCommand } from './database.js'
 import { parseTokens, runTokens, type TokensCommand } from './tokens.js'
 import { parseWebhooks, runWebhooks, type WebhooksCommand } from './webhooks.js'
@@ -109,13 +109,23 @@ async function run (command: Exclude<Command, Help | OpenapiCommand>, db: Db, co
   }
 }
 
-/** Runs one command line; returns the exit code. */
-export async function main (argv: string[]): Promise<number> {
+/**
+ * Runs one command line; returns the exit code. The configuration comes from `env`
+ * (the process's environment unless given) and the output goes to `streams` (the
+ * process's stdout and stderr unless given).
+ */
+export async function main (argv: string[], options: { env?: NodeJS.ProcessEnv, streams?: Streams } = {}): Promise<number> {
+  const env = options.env ?? process.env
+  const commandLine = async () => await runCommandLine(argv, env)
+  return options.streams === undefined ? await commandLine() : await commandStreams.run(options.streams, commandLine)
+}
+
+async function runCommandLine (argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let command: Command
   try {
     command = parseCommand(argv)
   } catch (error) {
-    if (!(error instanceof UsageError)) return failed(error)
+    if (!(error instanceof UsageError)) return failed(error, env)
     log(`error: ${error.message}`)
     // A bare invocation gets the whole text, not just a pointer to it.
     log(argv.length === 0 ? USAGE : HINT)
@@ -130,7 +140,7 @@ export async function main (argv: string[]): Promise<number> {
       await runOpenapi(command.file)
       return 0
     } catch (error) {
-      return failed(error)
+      return failed(error, env)
     }
   }
 
@@ -139,7 +149,7 @@ export async function main (argv: string[]): Promise<number> {
     const [{ ConfigError, loadConfig }, { createDb, dbOptions }] = await Promise.all([import('../config.js'), import('../db/index.js')])
     let config: Config
     try {
-      config = loadConfig()
+      config = loadConfig(env)
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error
       log(`error: ${error.message}`)
@@ -149,14 +159,14 @@ export async function main (argv: string[]): Promise<number> {
     await run(command, db, config)
     return 0
   } catch (error) {
-    return failed(error)
+    return failed(error, env)
   } finally {
     await db?.destroy()
   }
 }
 
-function failed (error: unknown): number {
+function failed (error: unknown, env: NodeJS.ProcessEnv): number {
   log(`error: ${redactPasswords(describeError(error))}`)
-  if (process.env.DEBUG && !(error instanceof CommandError) && error instanceof Error) log(error.stack ?? '')
+  if (env.DEBUG && !(error instanceof CommandError) && error instanceof Error) log(error.stack ?? '')
   return 1
 }

@@ -1,5 +1,5 @@
 // `openapi [file]`: the OpenAPI document, without a database.
-import { log, parse, type Help } from './common.js'
+import { log, parse, write, type Help } from './common.js'
 
 export interface OpenapiCommand { kind: 'openapi', file: string | undefined }
 
@@ -25,7 +25,7 @@ export async function runOpenapi (file: string | undefined): Promise<void> {
     await server.register(app, { db, config })
     await server.ready()
     const text = JSON.stringify(server.swagger(), null, 2) + '\n'
-    if (file === undefined) process.stdout.write(text)
+    if (file === undefined) write(text)
     else await writeFile(file, text)
   } finally {
     await server.close()
