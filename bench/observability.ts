@@ -144,7 +144,7 @@ function mean (values: number[]): number {
 }
 
 /** Per operation and setting: mean req/s, mean p99, and req/s as a share of `off`. */
-export function observabilityRows (figures: ObservabilityFigures): Array<{ operation: OperationName, setting: Setting, rps: number, p99: number, share: number }> {
+export function observabilityRows (figures: ObservabilityFigures): Array<{ operation: OperationName, setting: Setting, rps: number, p99: number, share: number, turns: number[] }> {
   const rows = []
   for (const operation of OBSERVED) {
     const of = (setting: Setting) => figures.runs.filter((r) => r.setting === setting && r.result.operation === operation).map((r) => r.result)
@@ -154,7 +154,7 @@ export function observabilityRows (figures: ObservabilityFigures): Array<{ opera
       const results = of(setting)
       if (results.length === 0) continue
       const rps = mean(results.map((r) => r.rps))
-      rows.push({ operation, setting, rps, p99: mean(results.map((r) => r.p99)), share: rps / base })
+      rows.push({ operation, setting, rps, p99: mean(results.map((r) => r.p99)), share: rps / base, turns: results.map((r) => r.rps) })
     }
   }
   return rows
@@ -176,12 +176,12 @@ export function observabilitySection (figures: ObservabilityFigures | string | n
     `taking turns (bench/observability.ts). The traced server exported ${figures.spans} spans to a receiver in the bench; the metrics server was scraped ${figures.scrapes} times. ` +
     `Target: metrics on costs at most ${METRICS_COST_TARGET * 100} % of the throughput.`,
     '',
-    '| operation | setting | req/s | p99 ms | of off |',
-    '| --- | --- | ---: | ---: | ---: |'
+    '| operation | setting | req/s | p99 ms | of off | turns, req/s |',
+    '| --- | --- | ---: | ---: | ---: | ---: |'
   ]
   for (const row of observabilityRows(figures)) {
     const over = row.setting === 'metrics' && row.share < 1 - METRICS_COST_TARGET ? ' ⚠' : ''
-    lines.push(`| ${LABELS[row.operation]} | ${DESCRIBED[row.setting]} | ${row.rps.toFixed(0)} | ${row.p99.toFixed(0)} | ${(100 * row.share).toFixed(0)} %${over} |`)
+    lines.push(`| ${LABELS[row.operation]} | ${DESCRIBED[row.setting]} | ${row.rps.toFixed(0)} | ${row.p99.toFixed(0)} | ${(100 * row.share).toFixed(0)} %${over} | ${row.turns.map((r) => r.toFixed(0)).join(', ')} |`)
   }
   return lines.join('\n') + '\n'
 }
