@@ -18,14 +18,12 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { loadConfig } from '../src/config.js'
-import { createDb, dbOptions } from '../src/db/index.js'
 import { freePort } from '../test/launch.js'
 import { load, quiet, startServer, type LoadResult, type ProductionStart, type Server } from './load.js'
 import { LABELS, TARGET_SETS, type OperationName } from './operations.js'
 import { positive } from './options.js'
 import { checkpoint, dropDatabase, recreateDatabase, vacuum, withDatabase } from './postgres.js'
-import { DEFAULT_SIZE, seedDataset, type Dataset } from './seed.js'
+import { DEFAULT_SIZE, seedAt, type Dataset } from './seed.js'
 import { migrate, thisTree } from './tree.js'
 
 export type Setting = 'off' | 'metrics' | 'tracing'
@@ -199,13 +197,7 @@ async function main (): Promise<void> {
     const url = withDatabase(base, database)
     await recreateDatabase(base, database)
     migrate(tree, url, path.join(tmp, 'build.log'))
-    const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url, DB_POOL_SIZE: '2', DB_STATEMENT_TIMEOUT_MS: '20000' })))
-    let dataset: Dataset
-    try {
-      dataset = await seedDataset(db, DEFAULT_SIZE)
-    } finally {
-      await db.destroy()
-    }
+    const dataset = await seedAt(url, DEFAULT_SIZE)
     const figures = await observabilityBench({
       entry: tree.entry, start: tree.start, url, database, dataset, poolSize: Math.round(positive('BENCH_POOL_SIZE', 4)), connections: 50,
       rounds: Math.round(positive('BENCH_ROUNDS', 3)), warmup: Math.round(positive('BENCH_WARMUP', 3)), duration: Math.round(positive('BENCH_DURATION', 8)),

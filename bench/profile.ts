@@ -5,12 +5,10 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadConfig } from '../src/config.js'
-import { createDb, dbOptions } from '../src/db/index.js'
 import { load, productionStart, startServer } from './load.js'
 import { OPERATIONS, TARGET_SETS, type OperationName } from './operations.js'
 import { recreateDatabase, withDatabase } from './postgres.js'
-import { DEFAULT_SIZE, seedDataset } from './seed.js'
+import { DEFAULT_SIZE, seedAt } from './seed.js'
 import { migrate, thisTree } from './tree.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -23,9 +21,7 @@ const tree = thisTree(ROOT, { build: process.env.PROFILE_BUILD !== '0', log: pat
 const url = withDatabase(base, 'bench_profile')
 await recreateDatabase(base, 'bench_profile')
 migrate(tree, url, path.join(tmp, 'build.log'))
-const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url, DB_POOL_SIZE: '2', DB_STATEMENT_TIMEOUT_MS: '20000' })))
-const dataset = await seedDataset(db, DEFAULT_SIZE)
-await db.destroy()
+const dataset = await seedAt(url, DEFAULT_SIZE)
 const server = await startServer({
   entry: tree.entry, start: productionStart(ROOT), logFile: path.join(tmp, 'server.log'), nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${tmp}`, ...(process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
   env: { LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '4', DATABASE_URL: url, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(DB_|METRICS_|OTEL_)/.test(k))) as Record<string, string> }

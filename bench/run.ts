@@ -12,8 +12,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadConfig } from '../src/config.js'
-import { createDb, dbOptions } from '../src/db/index.js'
 import { KEEPS_BODIES, load, quiet, startServer, type LoadResult, type Server } from './load.js'
 import { LABELS, OPERATIONS, TARGET_SETS, type OperationName } from './operations.js'
 import { parseFlags, positive } from './options.js'
@@ -22,7 +20,7 @@ import { observabilityBench, type ObservabilityFigures } from './observability.j
 import { spawnProxy, type ProxyProcess } from './proxy.js'
 import { redmineOptions, redmineSideBySide, type RedmineFigures } from './redmine.js'
 import { render, type Figures, type Phase, type SideFigures, type Turn } from './report.js'
-import { DEFAULT_SIZE, seedDataset, type Dataset, type DatasetSize } from './seed.js'
+import { DEFAULT_SIZE, seedAt, type Dataset, type DatasetSize } from './seed.js'
 import { migrate, otherTree, thisTree, type Tree } from './tree.js'
 import { webhookBench, webhookBenchOptions, type WebhookFigures } from './webhooks.js'
 
@@ -148,14 +146,7 @@ async function main (): Promise<void> {
       databases.push(database)
       postgres = await recreateDatabase(options.url, database)
       migrate(tree, url, log)
-      // Seeding runs statements longer than a request's.
-      const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url, DB_POOL_SIZE: '2', DB_STATEMENT_TIMEOUT_MS: '20000' })))
-      let dataset: Dataset
-      try {
-        dataset = await seedDataset(db, size)
-      } finally {
-        await db.destroy()
-      }
+      const dataset = await seedAt(url, size)
       say(`  seeded in ${dataset.seconds.toFixed(1)} s: ${JSON.stringify(dataset.rows)}`)
       sides.push({ tree, database, url, dataset })
       const start = [...Object.entries(tree.start.env).map(([k, v]) => `${k}=${v}`), 'node', ...tree.start.nodeFlags].join(' ')

@@ -10,7 +10,8 @@
 // derives as it would in service.
 import { randomBytes } from 'node:crypto'
 import { CompiledQuery, type Transaction } from 'kysely'
-import type { Db } from '../src/db/index.js'
+import { loadConfig } from '../src/config.js'
+import { createDb, dbOptions, type Db } from '../src/db/index.js'
 import type { Database } from '../src/db/types.js'
 import { TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../src/auth/token-format.js'
 import { tokenDigest } from '../src/auth/tokens.js'
@@ -349,5 +350,15 @@ export async function seedDataset (db: Db, size: DatasetSize): Promise<Dataset> 
     readers: set('readers'),
     rows: counts,
     seconds: (performance.now() - started) / 1000
+  }
+}
+
+/** Seeds the (migrated) database at `url` over a pool of its own, closed after; seeding runs statements longer than a request's. */
+export async function seedAt (url: string, size: DatasetSize): Promise<Dataset> {
+  const db = await createDb(dbOptions(loadConfig({ DATABASE_URL: url, DB_POOL_SIZE: '2', DB_STATEMENT_TIMEOUT_MS: '20000' })))
+  try {
+    return await seedDataset(db, size)
+  } finally {
+    await db.destroy()
   }
 }
