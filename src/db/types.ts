@@ -267,6 +267,8 @@ export interface WebhookDeliveriesTable {
   last_duration_ms: number | null
   next_attempt_at: NullableTimestamp
   delivered_at: NullableTimestamp
+  /** The W3C traceparent of the traced request that queued it (its attempts are spans of that trace); null otherwise. */
+  trace_parent: ColumnType<string | null, string | null | undefined, never>
   inserted_at: CreatedAt
 }
 

@@ -125,7 +125,7 @@ export class Deliverer {
     const body = eventBodyText(delivery.payload as unknown as StoredEvent)
     const secrets = delivery.previous_secret === null ? [delivery.secret] : [delivery.secret, delivery.previous_secret]
     const headers = signatureHeaders(eventMessageId(delivery.event_id), body, secrets, new Date())
-    return await send(this.agent, url, headers, body, { timeoutMs: this.settings.attemptTimeoutMs, signal })
+    return await send(this.agent, url, headers, body, { timeoutMs: this.settings.attemptTimeoutMs, signal, traceParent: delivery.trace_parent })
   }
 
   private logAttempt (delivery: PendingDelivery, attempt: number, result: AttemptResult, canceled: number, reason: string | null): void {

@@ -16,7 +16,7 @@ const FIND = (db: Kysely<Database>, v: { deliveryId: string, attempt: number }) 
   .where('d.attempts', '=', sql<number>`${v.attempt}::int - 1`)
   .where('w.enabled', '=', true)
   .select([
-    'd.id', 'd.webhook_id', 'd.event_id', 'd.event_type', 'd.payload', 'w.url', 'w.secret',
+    'd.id', 'd.webhook_id', 'd.event_id', 'd.event_type', 'd.payload', 'd.trace_parent', 'w.url', 'w.secret',
     // A rotated secret signs too, as a second signature, until it expires.
     sql<string | null>`CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END`.as('previous_secret')
   ])

@@ -4,6 +4,7 @@
 // at most a few KB of the answer read. What comes back is what the record needs:
 // the status and Retry-After, or why there was no answer.
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import { contextOf } from '../tracing/context.js'
 import { Agent, request } from 'undici'
 import { literalRefused, portRefused, publicOnlyLookup, type TargetPolicy } from './targets.js'
 
@@ -94,16 +95,18 @@ const tracer = trace.getTracer('projects-api-webhooks')
 /**
  * POSTs the body with its headers. Resolves with the status or the reason there
  * was none; rejects only with SendInterrupted, when `signal` aborted it. With
- * tracing on (tracing/start.ts) the attempt is a client span, and the request
- * carries its `traceparent` so that the receiver can join the trace; the target's
- * path and query (which may hold the receiver's own secret) are not recorded.
+ * tracing on (tracing/start.ts) the attempt is a client span, in the trace of the
+ * request that queued the delivery (`traceParent`) when it was traced, and the
+ * request carries its `traceparent` so that the receiver can join the trace; the
+ * target's path and query (which may hold the receiver's own secret) are not recorded.
  */
 export async function send (agent: Agent, url: URL, headers: Record<string, string>, body: string, options: {
   timeoutMs: number
   signal?: AbortSignal
+  traceParent?: string | null
 }): Promise<SendResult> {
   const attributes = { 'http.request.method': 'POST', 'server.address': url.hostname, 'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)) }
-  return await tracer.startActiveSpan('webhook POST', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+  return await tracer.startActiveSpan('webhook POST', { kind: SpanKind.CLIENT, attributes }, contextOf(options.traceParent), async (span) => {
     const traceHeaders: Record<string, string> = {}
     propagation.inject(context.active(), traceHeaders)
     try {

@@ -1,8 +1,8 @@
 // Traces, received as a collector receives them: an OTLP/HTTP (JSON) receiver in
 // this process, tracing started from the OTEL_* variables as the server starts
 // it (before pg and fastify load), then a request: its span, its statements as
-// child spans, its trace id in its log lines, and a webhook delivery carrying a
-// traceparent of the same kind.
+// child spans, its trace id in its log lines, and a webhook delivery whose attempt
+// is a span of the trace of the request that queued it, carrying its traceparent.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
@@ -97,7 +97,7 @@ t.test("a request's span, its statements as child spans, and its trace id in its
   t.ok(own.filter((line) => line.msg !== 'incoming request').every((line) => line.trace_id === root.traceId), "every line after its arrival carries the request's trace id")
 })
 
-t.test('a webhook delivery carries a traceparent of its own span', async (t) => {
+t.test("a webhook delivery is a span of the trace of the request that queued it, and carries its traceparent", async (t) => {
   const fixture = await support.deliveryFixture(t)
   const receiverOfHooks = await support.startReceiver(t)
   const hook = await support.insertWebhook(fixture.db, fixture.company.id, receiverOfHooks.url, { events: ['project.renamed'] })
@@ -116,4 +116,26 @@ t.test('a webhook delivery carries a traceparent of its own span', async (t) => 
   t.equal(span?.name, 'webhook POST')
   t.equal(span?.kind, 3, 'a client span')
   t.equal(span === undefined ? undefined : attribute(span, 'http.response.status_code'), 200)
+
+  // The rename's request span, and the delivery's stored trace, are those of the attempt.
+  const rename = received.find((s) => s.kind === 2 && attribute(s, 'http.route') === '/api/external/v1/projects/update_name')
+  t.ok(rename, "the rename's request span")
+  t.equal(span?.traceId, rename?.traceId, "the attempt is in the rename's trace")
+  const stored = await fixture.db.selectFrom('webhook_deliveries').where('webhook_id', '=', hook.id).select('trace_parent').executeTakeFirstOrThrow()
+  const [, storedTrace, storedParent] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(stored.trace_parent ?? '') ?? []
+  t.equal(storedTrace, rename?.traceId, "the delivery stores the rename's trace")
+  t.equal(span?.parentSpanId, storedParent, 'the attempt descends from the span that queued it')
+  const byId = new Map(received.map((s) => [s.spanId, s]))
+  let ancestor: Span | undefined = span
+  while (ancestor?.parentSpanId && ancestor.spanId !== rename?.spanId) ancestor = byId.get(ancestor.parentSpanId)
+  t.equal(ancestor?.spanId, rename?.spanId, "the attempt descends from the rename's request span")
+})
+
+t.test('with tracing off, a delivery stores no trace and its attempt starts a trace of its own', async (t) => {
+  const { contextOf, activeTraceParent } = await import('../../src/tracing/context.js')
+  const { context, trace: api } = await import('@opentelemetry/api')
+  t.equal(context.with(api.deleteSpan(context.active()), activeTraceParent), null, 'no active span: nothing to carry')
+  t.equal(api.getSpanContext(contextOf(null)), undefined, 'no stored trace: no parent')
+  const stored = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+  t.match(api.getSpanContext(contextOf(stored)), { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', isRemote: true })
 })
