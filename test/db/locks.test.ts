@@ -172,7 +172,7 @@ for (const [operation, m] of Object.entries(MUTATIONS)) for (const [plan, api] o
     const p = await project()
     const { holder, commit } = await holdRow(t, p.id)
     const pending = send(api, 'editor', m, p.publicId)
-    t.ok(await waitFor(async () => await lockWaiters() > 0, 5000), 'the editor waits for the lock')
+    t.ok(await waitFor(async () => await lockWaiters() > 0, 30_000), 'the editor waits for the lock')
     await holder.query(`UPDATE projects SET ${m.field} = $2, updated_at = now() WHERE id = $1`, [p.id, m.committed])
     await commit()
 
@@ -201,7 +201,7 @@ for (const [operation, m] of Object.entries(MUTATIONS)) for (const [plan, api] o
       const before = await projectRow(db, p.id)
       const { holder, commit } = await holdRow(t, p.id)
       const pending = send(api, 'editor', m, p.publicId)
-      t.ok(await waitFor(async () => await lockWaiters() > 0, 5000), `${change}: the editor waits`)
+      t.ok(await waitFor(async () => await lockWaiters() > 0, 30_000), `${change}: the editor waits`)
       await holder.query(`UPDATE projects SET ${set} WHERE id = $1`, [p.id])
       await commit()
       const res = await pending

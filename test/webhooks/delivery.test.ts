@@ -87,7 +87,7 @@ t.test('a rename and a description change reach the receiver signed, with the ev
     t.match(row, { status: 'delivered', attempts: 1, last_status_code: 200, last_error: null, next_attempt_at: null, delivered_at: Date })
     t.type(row.last_duration_ms, 'number')
   }
-  t.ok(await waitFor(() => lines.filter((l) => l.msg === 'webhook delivered').length === 3, 5000))
+  t.ok(await waitFor(() => lines.filter((l) => l.msg === 'webhook delivered').length === 3, 30_000))
   t.match(lines.find((l) => l.msg === 'webhook delivered' && l.webhook_id === shortId(all.id) && l.event_type === 'project.renamed'), {
     level: 30,
     webhook_id: shortId(all.id),
@@ -141,7 +141,7 @@ t.test('a receiver that fails, then answers, gets the same event again: same web
   t.same(verified(hook.secret, second), verified(hook.secret, first))
   t.ok(await waitForDeliveries(db, hook.id, ([row]) => row?.status === 'delivered'))
   t.match((await deliveriesOf(db, hook.id))[0], { status: 'delivered', attempts: 2, last_status_code: 204, last_error: null, next_attempt_at: null })
-  t.ok(await waitFor(() => lines.some((l) => l.msg === 'webhook delivered'), 5000))
+  t.ok(await waitFor(() => lines.some((l) => l.msg === 'webhook delivered'), 30_000))
   t.match(lines.filter((l) => typeof l.attempt === 'number'), [
     { level: 40, attempt: 1, status_code: 500, outcome: 'retry', next_attempt_at: String, msg: 'webhook delivery attempt failed; retry scheduled' },
     { level: 30, attempt: 2, status_code: 204, outcome: 'delivered', next_attempt_at: null }
@@ -182,7 +182,7 @@ t.test('a receiver that is down: connection refused, retried; when the schedule 
   }, 'three attempts: the first and the two retries of the schedule')
   const endpoint = await db.selectFrom('webhooks').selectAll().where('id', '=', hook.id).executeTakeFirstOrThrow()
   t.match(endpoint, { enabled: false, disabled_reason: 'all 3 attempts of a delivery failed, the last with connection refused', disabled_at: Date })
-  t.ok(await waitFor(() => lines.some((l) => l.msg === 'webhook disabled'), 5000), 'the disabling is logged')
+  t.ok(await waitFor(() => lines.some((l) => l.msg === 'webhook disabled'), 30_000), 'the disabling is logged')
   t.same((await deliveryJobs(db)).filter((j) => j.state === 'created' || j.state === 'retry'), [], 'no job left waiting')
 
   // A disabled endpoint gets no new deliveries.

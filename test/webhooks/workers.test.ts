@@ -39,8 +39,8 @@ t.test(`two workers deliver ${EVENTS} events to two endpoints, each exactly once
       'every delivery of the endpoint is delivered')
     t.ok((await deliveriesOf(db, hook.id)).every((r) => r.attempts === 1), 'each at its first attempt')
   }
-  // Late duplicates would come after the last delivery: give them a moment to show.
-  await sleep(1500)
+  // A duplicate would be a job still to run: wait until every delivery job has run.
+  t.ok(await waitFor(async () => (await deliveryJobs(db)).every((job) => !['created', 'retry', 'active'].includes(job.state)), 60_000), 'no job left to run')
   t.equal(receiver.requests.length, EVENTS * hooks.length, 'one request per event and endpoint')
   const ids = receiver.requests.map((r) => r.headers['webhook-id'])
   t.equal(new Set(ids).size, EVENTS, `${EVENTS} distinct events`)
