@@ -456,30 +456,42 @@ function expectedDescription (value: string): string | null {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
-function expectMutation (request: MutationRequest): Expected {
-  const field = request.op === 'update_name' ? 'name' : 'description'
-  const reject = (status: number, code: string): Expected => ({ outcomes: [[status, code]] })
+/** The request's headers, as every mutation sends them. */
+type Sent = Pick<MutationRequest, 'auth' | 'expect' | 'encoding' | 'contentType'>
+
+/**
+ * SPEC's checks before a body's fields, in their order (Expect, the token, the body's
+ * coding, its type, its size, JSON): what they refuse, or the parsed body.
+ */
+function beforeFields (request: Sent, payload: Buffer): { refused: Expected } | { body: unknown } {
+  const reject = (status: number, code: string) => ({ refused: { outcomes: [[status, code]] } as Expected })
   if (unmetExpectation(request.expect)) return reject(417, 'expectation_failed')
   if (request.auth.kind === 'twice') return reject(400, 'invalid_input')
   if (request.auth.kind === 'invalid') return reject(401, 'unauthenticated')
   if (request.auth.kind === 'readonly') return reject(403, 'read_only_token')
-  const { payload, id, lenient, duplicate } = request.body
   // An empty body has no coding to refuse.
   if (foreignEncoding(request.encoding) && payload.length > 0) return reject(415, 'unsupported_media_type')
   if (!request.contentType.json) {
     // No body at all: nothing that is "not JSON" was sent, so a 400 is as right as a 415.
     return payload.length === 0
-      ? { outcomes: [[400, 'invalid_input'], [415, 'unsupported_media_type']] }
+      ? { refused: { outcomes: [[400, 'invalid_input'], [415, 'unsupported_media_type']] } }
       : reject(415, 'unsupported_media_type')
   }
   if (payload.length > BODY_LIMIT) return reject(413, 'payload_too_large')
-  const invalid = reject(400, 'invalid_input')
-  let body: unknown
   try {
-    body = JSON.parse(strictUtf8.decode(payload))
+    return { body: JSON.parse(strictUtf8.decode(payload)) }
   } catch {
-    return invalid
+    return reject(400, 'invalid_input')
   }
+}
+
+function expectMutation (request: MutationRequest): Expected {
+  const field = request.op === 'update_name' ? 'name' : 'description'
+  const { payload, id, lenient, duplicate } = request.body
+  const checked = beforeFields(request, payload)
+  if ('refused' in checked) return checked.refused
+  const { body } = checked
+  const invalid: Expected = { outcomes: [[400, 'invalid_input']] }
   if (duplicate) return invalid
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return invalid
   const keys = Object.keys(body)
@@ -915,22 +927,10 @@ async function renderLifecycle (op: LifecycleOp, plan: LifecyclePlan) {
 
 /** What the contract gives for the request; `current` is the target's tag just before it. */
 function expectLifecycle (request: LifecycleRequest, rendered: Awaited<ReturnType<typeof renderLifecycle>>, condition: string | undefined, current: string | null): Expected {
-  const reject = (status: number, code: string): Expected => ({ outcomes: [[status, code]] })
-  if (unmetExpectation(request.expect)) return reject(417, 'expectation_failed')
-  if (request.auth.kind === 'twice') return reject(400, 'invalid_input')
-  if (request.auth.kind === 'invalid') return reject(401, 'unauthenticated')
-  if (request.auth.kind === 'readonly') return reject(403, 'read_only_token')
-  const { payload } = rendered
-  if (foreignEncoding(request.encoding) && payload.length > 0) return reject(415, 'unsupported_media_type')
-  if (!request.contentType.json) return payload.length === 0 ? { outcomes: [[400, 'invalid_input'], [415, 'unsupported_media_type']] } : reject(415, 'unsupported_media_type')
-  if (payload.length > BODY_LIMIT) return reject(413, 'payload_too_large')
-  const invalid = reject(400, 'invalid_input')
-  let body: unknown
-  try {
-    body = JSON.parse(strictUtf8.decode(payload))
-  } catch {
-    return invalid
-  }
+  const checked = beforeFields(request, rendered.payload)
+  if ('refused' in checked) return checked.refused
+  const { body } = checked
+  const invalid: Expected = { outcomes: [[400, 'invalid_input']] }
   if (body === null || typeof body !== 'object' || Array.isArray(body) || rendered.exact) return invalid
   const outcome = LIFECYCLE_OUTCOME[request.plan.target]
   let expected: Expected
