@@ -7,7 +7,8 @@
 // so each run migrates once per set of migrations and copies the result. On
 // PostgreSQL the copy is `CREATE DATABASE … TEMPLATE` a migrated template
 // database; on PGlite it starts from a tarball of a migrated data directory,
-// kept in the temporary directory for the runs after.
+// kept in the temporary directory for the runs after. Tests of the embedded
+// database itself start theirs empty from a tarball of one as initdb leaves it.
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
@@ -91,25 +92,33 @@ async function newSigningKeys (db: Db): Promise<void> {
   await db.updateTable('signing_keys').set({ key: randomBytes(32) }).where('name', '=', 'cursors').execute()
 }
 
-// The migrated data directories, one file a key, made by whichever process needs one first.
+// The data directories' tarballs, one file a kind and key, made by whichever process needs one first.
 const snapshots = path.join(os.tmpdir(), `projects-api-test-${process.getuid?.() ?? 'user'}`)
 
+/** What a snapshot holds: a data directory as initdb leaves it, or one migrated as the server migrates it. */
+type SnapshotKind = 'initdb' | 'migrated'
+
+/** The data directory of `kind`, made in `dataDir` (a directory with no database yet). */
+async function makeDataDir (kind: SnapshotKind, dataDir: string): Promise<void> {
+  const db = await createDb({ ...databaseOptions(), dataDir })
+  try {
+    if (kind === 'migrated') await migrateToLatest(db)
+  } finally {
+    await db.destroy()
+  }
+}
+
 /**
- * Migrates a data directory on disk, through createDb as the server would, and
- * writes its tarball to `file`: linked into place once whole, so that a process
- * reading it never sees part of one, and one made at the same time by another
- * process is taken as it is.
+ * Makes the data directory of `kind` on disk, through createDb as the server
+ * would, and writes its tarball to `file`: linked into place once whole, so that
+ * a process reading it never sees part of one, and one made at the same time by
+ * another process is taken as it is.
  */
-async function writeSnapshot (file: string): Promise<void> {
+async function writeSnapshot (kind: SnapshotKind, file: string): Promise<void> {
   const work = await mkdtemp(path.join(snapshots, 'building-'))
   try {
     const dataDir = path.join(work, 'pgdata')
-    const db = await createDb({ ...databaseOptions(), dataDir })
-    try {
-      await migrateToLatest(db)
-    } finally {
-      await db.destroy()
-    }
+    await makeDataDir(kind, dataDir)
     const pglite = await PGlite.create(dataDir)
     const tarball = await pglite.dumpDataDir('none')
     await pglite.close()
@@ -129,29 +138,40 @@ async function writeSnapshot (file: string): Promise<void> {
   }
 }
 
-let snapshot: Promise<Blob> | undefined
+const made = new Map<SnapshotKind, Promise<Blob>>()
 
-/** The migrated data directory's tarball, made on first use by this set of migrations. */
-function migratedSnapshot (): Promise<Blob> {
-  snapshot ??= (async () => {
+/** The tarball of `kind`'s data directory, made on first use by this set of migrations. */
+function snapshotOf (kind: SnapshotKind): Promise<Blob> {
+  let snapshot = made.get(kind)
+  if (snapshot !== undefined) return snapshot
+  snapshot = (async () => {
     await mkdir(snapshots, { recursive: true, mode: 0o700 })
     // A database is started from what lies there: only from this user's own directory.
     const { uid, mode } = await stat(snapshots)
     if (process.getuid !== undefined && (uid !== process.getuid() || (mode & 0o022) !== 0)) throw new Error(`${snapshots} is not this user's alone: remove it`)
-    const file = path.join(snapshots, `pglite-${await (key ??= migrationsKey())}.tar`)
+    const file = path.join(snapshots, `pglite-${kind}-${await (key ??= migrationsKey())}.tar`)
     // Read whole now, so that a process pruning it later cannot take it from under
     // this one; touched, so that it is not pruned while runs still use it.
     const tarball = await readFile(file).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error
-      await writeSnapshot(file)
+      await writeSnapshot(kind, file)
       return await readFile(file)
     })
     const now = new Date()
     await utimes(file, now, now).catch(() => {})
     return new Blob([tarball])
   })()
-  snapshot.catch(() => { snapshot = undefined })
+  snapshot.catch(() => { made.delete(kind) })
+  made.set(kind, snapshot)
   return snapshot
+}
+
+/**
+ * A data directory as initdb leaves it, for `loadDataDir`: an empty embedded
+ * database in under a second, where PGlite's initdb takes seconds.
+ */
+export function initdbSnapshot (): Promise<Blob> {
+  return snapshotOf('initdb')
 }
 
 function databaseUrl (serverUrl: string, name: string): string {
@@ -209,7 +229,7 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
   }
 
   if (!serverUrl) {
-    const db = await createDb({ ...databaseOptions(), dataDir: null }, { log: options.log, loadDataDir: await migratedSnapshot() })
+    const db = await createDb({ ...databaseOptions(), dataDir: null }, { log: options.log, loadDataDir: await snapshotOf('migrated') })
     await newSigningKeys(db)
     return { db, url: undefined, close: () => db.destroy() }
   }
@@ -237,7 +257,7 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
  * directory as createTestDatabase's. Whoever calls it destroys it.
  */
 export async function createMigratedDb (dataDir: string): Promise<Db> {
-  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }), { loadDataDir: await migratedSnapshot() })
+  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }), { loadDataDir: await snapshotOf('migrated') })
   try {
     await newSigningKeys(db)
   } catch (error) {

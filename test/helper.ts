@@ -1,6 +1,5 @@
 // Builds the app exactly as the server does, on a fresh database this test file
 // owns, plus small builders for the rows a test needs.
-import zlib from 'node:zlib'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { sql, type LogConfig } from 'kysely'
 import type { DestinationStream } from 'pino'
@@ -73,19 +72,6 @@ export async function build (t: Teardown, options: BuildOptions = {}): Promise<T
 }
 
 /** Polls `condition` every 25 ms until it holds or `ms` have passed; whether it held. */
-/** The level of each compression zlib made while `during` ran (src/gzip.ts compresses with deflateRawSync): how many, and how. */
-export async function compressions (during: () => Promise<unknown>): Promise<number[]> {
-  const original = zlib.deflateRawSync
-  const levels: number[] = []
-  Reflect.set(zlib, 'deflateRawSync', (bytes: Buffer, options: zlib.ZlibOptions) => { levels.push(options.level ?? zlib.constants.Z_DEFAULT_COMPRESSION); return original(bytes, options) })
-  try {
-    await during()
-  } finally {
-    Reflect.set(zlib, 'deflateRawSync', original)
-  }
-  return levels
-}
-
 export async function waitFor (condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {

@@ -11,11 +11,10 @@ import path from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import t from 'tap'
 import { createDb, type Db } from '../../src/db/index.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { shortId } from '../../src/ids.js'
 import { PRIVATE_TARGETS_WARNING } from '../../src/webhooks/deliver.js'
 import { EMBEDDED_REFUSAL } from '../../src/webhooks/worker.js'
-import { createTestDatabase, databaseOptions } from '../database.js'
+import { createMigratedDb, createTestDatabase, databaseOptions } from '../database.js'
 import { createCompany, createPerson, createProject, createSpace, projectActivities, tokenFor, waitFor } from '../helper.js'
 import { send } from '../http.js'
 import { launchServer, type ServerProcess } from '../launch.js'
@@ -102,8 +101,7 @@ t.test('embedded database: the server killed mid-delivery, the event is delivere
   const receiver = await startReceiver(t)
   receiver.answer((r) => r.index === 0 ? 'hang' : { status: 200 })
   const open = async () => createDb({ ...databaseOptions(), dataDir })
-  let db = await open()
-  await migrateToLatest(db)
+  let db = await createMigratedDb(dataDir)
   const s = await scene(db, receiver)
   await db.destroy()
   const env = { ...ENV, DATA_DIR: dataDir }
@@ -133,23 +131,21 @@ t.test('SIGTERM with a delivery in flight: it finishes and is recorded, then the
   // The suite's database: PostgreSQL when DATABASE_URL is set, else an embedded one
   // (opened here only while the server is not running).
   let env: Record<string, string>
+  let db: Db
   let open: () => Promise<Db>
   if (process.env.DATABASE_URL) {
     const database = await createTestDatabase()
     t.teardown(() => database.close())
     env = { DATABASE_URL: database.url! }
+    db = database.db
     open = async () => database.db
   } else {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'webhooks-sigterm-'))
     t.teardown(() => rm(dataDir, { recursive: true, force: true }))
     env = { DATA_DIR: dataDir }
-    open = async () => {
-      const db = await createDb({ ...databaseOptions(), dataDir })
-      await migrateToLatest(db)
-      return db
-    }
+    db = await createMigratedDb(dataDir)
+    open = async () => await createDb({ ...databaseOptions(), dataDir })
   }
-  let db = await open()
   const s = await scene(db, receiver)
   if (!process.env.DATABASE_URL) await db.destroy()
 

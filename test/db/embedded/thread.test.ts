@@ -16,9 +16,8 @@ import type { FastifyError } from 'fastify'
 import { createDb, embeddedDatabase, type Db } from '../../../src/db/index.js'
 import { EmbeddedDatabase } from '../../../src/db/embedded/index.js'
 import { EMBEDDED_THREAD_NAME } from '../../../src/db/embedded/thread-name.js'
-import { migrateToLatest } from '../../../src/db/migrate.js'
 import { toApiError } from '../../../src/http/errors.js'
-import { databaseOptions } from '../../database.js'
+import { createMigratedDb, databaseOptions, initdbSnapshot } from '../../database.js'
 import { send } from '../../http.js'
 import { build } from '../../helper.js'
 
@@ -29,7 +28,7 @@ t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
 /** An embedded database in memory, closed when the test ends: each test makes the tables it uses. */
 async function inMemory (t: Tap, env: Record<string, string> = {}): Promise<Db> {
-  const db = await createDb({ ...databaseOptions(env), dataDir: null })
+  const db = await createDb({ ...databaseOptions(env), dataDir: null }, { loadDataDir: await initdbSnapshot() })
   t.teardown(() => db.destroy())
   return db
 }
@@ -50,9 +49,8 @@ function gate (): { opened: Promise<void>, open: () => void } {
 
 t.test('HTTP is answered while the embedded database runs a long statement; statements wait behind it', async (t) => {
   const dir = path.join(dataDir, 'long-statement')
-  const db = await createDb(databaseOptions({ DATA_DIR: dir }))
+  const db = await createMigratedDb(dir)
   t.teardown(() => db.destroy())
-  await migrateToLatest(db)
   // Runs until a file named `release` appears in the data directory (a bound
   // keeps a blocked test from spinning forever): nothing inside the database can
   // end it, only this process writing the file.

@@ -12,6 +12,7 @@ import {
 import { openPGlite } from '../../../src/db/embedded/pglite.js'
 import { StatementQueue } from '../../../src/db/embedded/queue.js'
 import type { Clock } from '../../../src/db/embedded/upkeep.js'
+import { initdbSnapshot } from '../../database.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -22,9 +23,12 @@ interface TableStats {
   last_analyze: string | null
 }
 
-/** An embedded database in memory whose thread does its upkeep on its own by `timing` (by default only when asked), with PostgreSQL `settings`. */
+/**
+ * An empty embedded database in memory whose thread does its upkeep on its own by
+ * `timing` (by default only when asked), with PostgreSQL `settings`.
+ */
 async function open (t: Tap, timing: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings'>> = { upkeepIntervalMs: 3_600_000 }): Promise<EmbeddedDatabase> {
-  const database = await EmbeddedDatabase.open(null, timing)
+  const database = await EmbeddedDatabase.open(null, { loadDataDir: await initdbSnapshot(), ...timing })
   t.teardown(() => database.close())
   return database
 }
@@ -87,7 +91,7 @@ class OnTestClock {
 
   static async open (t: Tap, timing: Partial<UpkeepTiming>, settings: string[] = []): Promise<OnTestClock> {
     const database = new OnTestClock()
-    const pglite = await openPGlite({ dataDir: null, settings })
+    const pglite = await openPGlite({ dataDir: null, settings, loadDataDir: await initdbSnapshot() })
     database.#queue = await StatementQueue.start(pglite, (message) => { database.#answer(message) },
       { upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...timing }, database.clock)
     t.teardown(() => database.#send({ id: 0, session: 0, kind: 'close' }))
@@ -349,7 +353,7 @@ t.test('a statement sent during a pass waits for the table under way, not for th
 })
 
 t.test('a pass asked for once the database is closed fails as a statement would', async (t) => {
-  const database = await EmbeddedDatabase.open(null, { upkeepIntervalMs: 3_600_000 })
+  const database = await EmbeddedDatabase.open(null, { upkeepIntervalMs: 3_600_000, loadDataDir: await initdbSnapshot() })
   await database.close()
   await t.rejects(database.upkeep(), { code: '57P01' })
 })
