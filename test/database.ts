@@ -252,12 +252,36 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
 }
 
 /**
+ * Writes the migrated data directory into `dataDir` (created if missing, with no
+ * database yet) as files, without opening it: a server started there finds its
+ * tables and no company, as after `migrate`. The tarball is plain ustar, made by
+ * PGlite from a directory of this user's (snapshotOf).
+ */
+export async function writeMigratedDataDir (dataDir: string): Promise<void> {
+  const tar = new Uint8Array(await (await snapshotOf('migrated')).arrayBuffer())
+  const text = (from: number, length: number) => new TextDecoder().decode(tar.subarray(from, from + length)).replace(/\0.*$/s, '')
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0;) {
+    const name = path.posix.join(text(at + 345, 155), text(at, 100)).replace(/^\/+/, '')
+    const size = Number.parseInt(text(at + 124, 12).trim() || '0', 8)
+    const type = text(at + 156, 1)
+    if (name.split('/').includes('..')) throw new Error(`the snapshot names a file outside its directory: ${name}`)
+    const target = path.join(dataDir, name)
+    if (type === '5') await mkdir(target, { recursive: true, mode: 0o700 })
+    else if (type === '0' || type === '') await writeFile(target, tar.subarray(at + 512, at + 512 + size), { mode: 0o600 })
+    else throw new Error(`the snapshot holds an entry of type ${type}: ${name}`)
+    at += 512 + Math.ceil(size / 512) * 512
+  }
+}
+
+/**
  * The embedded database in `dataDir` (a directory with no database yet), as
  * createDb opens it there, migrated: started from the same migrated data
  * directory as createTestDatabase's. Whoever calls it destroys it.
  */
 export async function createMigratedDb (dataDir: string): Promise<Db> {
-  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }), { loadDataDir: await snapshotOf('migrated') })
+  await writeMigratedDataDir(dataDir)
+  const db = await createDb(databaseOptions({ DATA_DIR: dataDir }))
   try {
     await newSigningKeys(db)
   } catch (error) {

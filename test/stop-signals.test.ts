@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
-import { createTestDatabase } from './database.js'
+import { createTestDatabase, writeMigratedDataDir } from './database.js'
 import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor, waitFor } from './helper.js'
 import { sendRaw, type RawAnswer } from './http.js'
 import { launchServer, type ServerProcess } from './launch.js'
@@ -26,10 +26,14 @@ function logLines (server: ServerProcess): Array<Record<string, unknown>> {
   return server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
 }
 
-/** A fresh, empty data directory for the embedded database, removed at the test's end. */
+/**
+ * A data directory for the embedded database, migrated and with no company (the
+ * server loads the demo into it), removed at the test's end.
+ */
 async function dataDir (t: Test): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'stop-signals-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
+  await writeMigratedDataDir(dir)
   return dir
 }
 
