@@ -15,7 +15,7 @@
 //
 // What is allowed does not change, nor how a violation ends: a domain's CHECK
 // fails with the same SQLSTATE (23514, check_violation), which the API answers 400
-// (plugins/errors.ts); the driver receives the base type's values, as PostgreSQL
+// (http/errors.ts); the driver receives the base type's values, as PostgreSQL
 // describes a domain's column by its base type. The three rules that relate two
 // columns or more stay on the table: the result exists exactly when the project is
 // closed, and each end of its timeframe is whole or empty.

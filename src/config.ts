@@ -1,7 +1,7 @@
 // The environment, as one TypeBox schema: validated once at start, typed by Static<>.
 import Type, { type StaticDecode } from 'typebox'
 import { Value } from 'typebox/value'
-import { redactPasswords } from './http/redact.js'
+import { redactPasswords } from './redact.js'
 
 /**
  * The proxies whose X-Forwarded-For is believed, as Fastify's trustProxy takes

@@ -4,7 +4,7 @@
 import { trace } from '@opentelemetry/api'
 import type { DestinationStream, LoggerOptions } from 'pino'
 import type { Config } from './config.js'
-import { redactTokens } from './http/redact.js'
+import { redactTokens } from './redact.js'
 
 function prettyLogs (config: Config): boolean {
   const wanted = config.LOG_PRETTY ?? (process.stdout.isTTY === true && config.NODE_ENV !== 'production')

@@ -9,7 +9,7 @@
 // end (or start), YYYY[^] the year's. The CLI exits 0 on any 2xx answer; each
 // change is then visible in `projects get`, and the deleted project is 404.
 import t, { type Test } from 'tap'
-import { loadDemo } from '../src/db/demo.js'
+import { loadDemo } from '../src/demo/load.js'
 import { decodeId, shortId } from '../src/ids.js'
 import { build, createSpace } from './helper.js'
 import { listen } from './launch.js'

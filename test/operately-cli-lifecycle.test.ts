@@ -4,7 +4,7 @@
 // (Markdown converted to its TipTap document first), lists as JSON arrays, booleans
 // as booleans. Each change is then visible in projects get.
 import t from 'tap'
-import { loadDemo } from '../src/db/demo.js'
+import { loadDemo } from '../src/demo/load.js'
 import { build } from './helper.js'
 import { listen } from './launch.js'
 import { operatelyCli } from './operately-client.js'

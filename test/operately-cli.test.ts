@@ -6,7 +6,7 @@
 // whoami, find a project by listing, rename it, describe it in Markdown (the CLI
 // sends the TipTap document its Markdown converts to), read it back as Markdown.
 import t from 'tap'
-import { loadDemo } from '../src/db/demo.js'
+import { loadDemo } from '../src/demo/load.js'
 import { shortId } from '../src/ids.js'
 import { build } from './helper.js'
 import { listen } from './launch.js'

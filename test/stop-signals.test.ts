@@ -39,7 +39,7 @@ async function dataDir (t: Test): Promise<string> {
 
 /**
  * A rename by the demo's printed token whose body never comes, held open on the
- * server: a stop gives it UPLOAD_GRACE_MS (1 s, plugins/transport.ts) before its
+ * server: a stop gives it UPLOAD_GRACE_MS (1 s, http/transport.ts) before its
  * 503. Resolves once the server has it; `answer` settles with its answer.
  */
 async function holdStop (server: ServerProcess): Promise<{ answer: Promise<RawAnswer> }> {

@@ -4,7 +4,7 @@ import { sql, type Selectable } from 'kysely'
 import type { Db } from '../db/index.js'
 import { statement } from '../db/statements.js'
 import type { ApiTokensTable, PeopleTable } from '../db/types.js'
-import { MAX_EXPIRY_DAYS, TOKEN_PREFIX, TOKEN_SECRET_BYTES } from './token-format.js'
+import { MAX_EXPIRY_DAYS, TOKEN_PREFIX, TOKEN_SECRET_BYTES } from '../token-format.js'
 
 export { TOKEN_PREFIX }
 

@@ -34,7 +34,7 @@ async function migrate (db: Db): Promise<void> {
 
 async function seed (db: Db, config: Config, json: boolean): Promise<void> {
   const [{ migrateToLatest }, { loadDemo }, { demoSummary }, { localBaseUrl }] = await Promise.all([
-    import('../db/migrate.js'), import('../db/demo.js'), import('../presenters/demo.js'), import('../config.js')
+    import('../db/migrate.js'), import('../demo/load.js'), import('../demo/summary.js'), import('../config.js')
   ])
   // Logs only: stdout carries the one JSON object.
   for (const migration of await migrateToLatest(db)) log(`applied ${migration}`)

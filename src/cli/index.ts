@@ -8,7 +8,7 @@
 // arguments and runs its own commands.
 import type { Config } from '../config.js'
 import type { Db } from '../db/index.js'
-import { redactPasswords } from '../http/redact.js'
+import { redactPasswords } from '../redact.js'
 import { describeError } from '../errors.js'
 import { CommandError, commandStreams, log, out, parse, UsageError, type Help, type Streams } from './common.js'
 import { parseMigrate, parseSeed, runDatabase, type DatabaseCommand } from './database.js'

@@ -2,7 +2,7 @@
 import type { Db } from '../db/index.js'
 import type { TokenListing } from '../auth/tokens.js'
 import { isUuid } from '../ids.js'
-import { MAX_EXPIRY_DAYS } from '../auth/token-format.js'
+import { MAX_EXPIRY_DAYS } from '../token-format.js'
 import { CommandError, log, nonBlank, out, parse, table, UsageError, type Help } from './common.js'
 
 export type TokensCommand =

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { ApiError, unavailable } from '../errors.js'
 import type { ErrorCode, ErrorDetail } from '../schemas/common.js'
-import { redactTokens } from './redact.js'
+import { redactTokens } from '../redact.js'
 import { DatabaseUnavailableError } from '../db/dialect.js'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const

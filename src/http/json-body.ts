@@ -7,7 +7,7 @@ import sjson from 'secure-json-parse'
 import { ApiError, invalidInput } from '../errors.js'
 import { firstDuplicateKey } from './json-duplicates.js'
 import { headerCount } from './raw-headers.js'
-import { redactTokens } from './redact.js'
+import { redactTokens } from '../redact.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 

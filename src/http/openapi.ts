@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document, generated from the route schemas: served at
 // DOCUMENT_URL and written to openapi.json by `npm run openapi`. Its components are
-// the shared schemas under their $id (schemas/components.ts); each error status is
+// the shared schemas under their $id (components.ts); each error status is
 // described as routes/responses.ts says.
 import fp from 'fastify-plugin'
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { RawRequestDefaultExpression } from 'fastify'
-import { hasToken } from './redact.js'
+import { hasToken } from '../redact.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
 

@@ -6,7 +6,7 @@
 // the booleans and integers an agent writes.
 import type { FastifySchema } from 'fastify'
 import type { TSchema } from 'typebox'
-import { COMPONENTS } from '../schemas/components.js'
+import { COMPONENTS } from '../components.js'
 import { ErrorSchema } from '../schemas/common.js'
 import type { Hints, ToolSpec } from './tools.js'
 

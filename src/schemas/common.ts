@@ -32,7 +32,7 @@ export function schemaId (schema: TSchema): string {
 /**
  * A reference to a shared schema by its $id (`{ "$ref": "Person" }`), typed as the
  * schema itself; `options` (a description, examples) describe this use of it. The
- * shared schemas are added to the app once (schemas/components.ts) and are the
+ * shared schemas are added to the app once (components.ts) and are the
  * OpenAPI document's components under their $id.
  */
 export function Shared<T extends TSchema> (schema: T, options?: TSchemaOptions): TUnsafe<Static<T>> {

@@ -11,7 +11,7 @@ export interface EventToQueue {
   /** The activity the event tells of: its id is the event's. */
   eventId: string
   type: WebhookEvent
-  /** What the delivery stores and presenters/webhook-event.ts sends. */
+  /** What the delivery stores and webhooks/event.ts sends. */
   payload: Record<string, unknown>
 }
 

@@ -7,7 +7,7 @@
 // fails like a missing one, and bad arguments are tool errors naming the argument.
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { loadDemo } from '../../src/db/demo.js'
+import { loadDemo } from '../../src/demo/load.js'
 import { decodeId, shortId, sluggedId } from '../../src/ids.js'
 import { markdownToRichText } from '../../src/projects/markdown-in.js'
 import { build, createSpace, projectActivities, projectRow } from '../helper.js'

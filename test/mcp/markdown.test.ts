@@ -6,7 +6,7 @@
 import t from 'tap'
 import { markdownDocument, markdownToRichText } from '../../src/projects/markdown-in.js'
 import { richTextMarkdown } from '../../src/projects/markdown.js'
-import { loadDemo } from '../../src/db/demo.js'
+import { loadDemo } from '../../src/demo/load.js'
 import { build } from '../helper.js'
 import { listen } from '../launch.js'
 import { call, mcpClient } from './support.js'

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { loadDemo } from '../../src/db/demo.js'
+import { loadDemo } from '../../src/demo/load.js'
 import { shortId } from '../../src/ids.js'
 import { build, projectActivities, projectRow } from '../helper.js'
 import { listen } from '../launch.js'

@@ -3,7 +3,7 @@
 // answered in JSON-RPC with a 4xx, GET and DELETE refused with Allow, read-only
 // tokens admitted, and a tool call counted once by the rate limit.
 import t from 'tap'
-import { loadDemo } from '../../src/db/demo.js'
+import { loadDemo } from '../../src/demo/load.js'
 import { createToken, revokeToken } from '../../src/auth/tokens.js'
 import { build } from '../helper.js'
 import { listen } from '../launch.js'

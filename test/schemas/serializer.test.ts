@@ -6,7 +6,7 @@ import t from 'tap'
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import type { RouteOptions } from 'fastify'
 import { buildSerializer, nullableForSerializer } from '../../src/schemas/serializer.js'
-import { COMPONENTS } from '../../src/schemas/components.js'
+import { COMPONENTS } from '../../src/components.js'
 import { ProjectResponseSchema } from '../../src/projects/schemas.js'
 import { build } from '../helper.js'
 

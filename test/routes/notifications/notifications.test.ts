@@ -4,7 +4,7 @@
 // notification operations show and mark only the caller's own, all or none.
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { loadDemo } from '../../../src/db/demo.js'
+import { loadDemo } from '../../../src/demo/load.js'
 import { shortId, sluggedId } from '../../../src/ids.js'
 import { addContributor, build, client, createPerson, createProject, notifyOf, projectActivities } from '../../helper.js'
 

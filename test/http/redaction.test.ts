@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { ConfigError, loadConfig } from '../../src/config.js'
-import { hasToken, redactPasswords, redactTokens } from '../../src/http/redact.js'
+import { hasToken, redactPasswords, redactTokens } from '../../src/redact.js'
 import { build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 const secret = randomBytes(32).toString('base64url')

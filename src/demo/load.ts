@@ -3,8 +3,8 @@
 // loading twice duplicates nothing and a project is found again after a rename; tokens
 // are issued afresh on every call because their secrets are never stored.
 import { sql } from 'kysely'
-import type { Db } from './index.js'
-import type { DateType } from './types.js'
+import type { Db } from '../db/index.js'
+import type { DateType } from '../db/types.js'
 import { createToken } from '../auth/tokens.js'
 
 export interface DemoResult {

@@ -2,14 +2,14 @@
 // referred to with Shared(): Fastify validates and serializes with them, and the
 // OpenAPI document lists them as its components under the same names.
 import type { TSchema } from 'typebox'
-import { ErrorSchema, schemaId } from './common.js'
-import { CompanyMemberSchema, CompanyPermissionsSchema, CompanySchema, GeneralSpaceSchema } from '../companies/schemas.js'
+import { ErrorSchema, schemaId } from './schemas/common.js'
+import { CompanyMemberSchema, CompanyPermissionsSchema, CompanySchema, GeneralSpaceSchema } from './companies/schemas.js'
 import {
   AccessLevelsSchema, CheckInSchema, ContributorSchema, GoalSchema, KeyResourceSchema, MilestoneSchema,
   NotificationSchema, PermissionsSchema, PersonSchema, ProjectSchema, RetrospectiveSchema, SpaceSchema,
   SubscriberSchema, SubscriptionListSchema, TaskStatusSchema, TimeframeSchema
-} from '../projects/schemas.js'
-import { DeliverySchema, WebhookSchema } from '../webhooks/schemas.js'
+} from './projects/schemas.js'
+import { DeliverySchema, WebhookSchema } from './webhooks/schemas.js'
 
 const SHARED: TSchema[] = [
   ErrorSchema, ProjectSchema, PersonSchema, ContributorSchema, GoalSchema, SpaceSchema, KeyResourceSchema,

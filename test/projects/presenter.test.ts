@@ -6,7 +6,7 @@ import { Value } from 'typebox/value'
 import type { ProjectRow } from '../../src/projects/query.js'
 import { iso, nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe } from '../../src/projects/presenter.js'
 import { ProjectSchema } from '../../src/projects/schemas.js'
-import { COMPONENTS } from '../../src/schemas/components.js'
+import { COMPONENTS } from '../../src/components.js'
 import { shortId } from '../../src/ids.js'
 
 t.test('status: result when closed, then paused, outdated, the last check-in, pending', async (t) => {

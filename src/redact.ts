@@ -1,7 +1,7 @@
 // What is logged or echoed of a request's own text (its URL, headers, field names)
 // never carries a credential: API tokens are masked wherever they appear, however
 // they were encoded, and URLs lose their passwords.
-import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from '../auth/token-format.js'
+import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './token-format.js'
 
 const MASK = `${TOKEN_PREFIX}[redacted]`
 

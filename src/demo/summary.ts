@@ -1,7 +1,7 @@
 // What `seed --demo --json`, the start-up message and DATA_DIR/demo.json show of the
 // demo dataset: each demo project's current public id by its demo name, and the
 // tokens just issued.
-import type { DemoResult } from '../db/demo.js'
+import type { DemoResult } from './load.js'
 import { sluggedId } from '../ids.js'
 
 export interface DemoSummary {

@@ -26,7 +26,7 @@ async function setup (t: Test, env: Record<string, string>) {
   const project = await createProject(db, space, { access: { company: 70 } })
   const writer = (await tokenFor(db, person.email)).token
   // Every authenticated statement looks its token up: the operation's own, and for a
-  // refused token the second one that says why (plugins/auth.ts).
+  // refused token the second one that says why (auth/authenticate.ts).
   const lookups = () => statements.filter((sql) => /from "api_tokens"/i.test(sql)).length
   return { app, db, project, writer, person, lookups }
 }

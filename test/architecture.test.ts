@@ -1,0 +1,69 @@
+// The house of docs/architecture.md, checked: every relative import under src/
+// runs down the layers or stays in its own, never back up. From the bottom: the
+// leaf modules at the root (configuration, errors, ids, the logger, redaction, the
+// token's format) and the schemas every resource builds on; the database and
+// tracing; HTTP, authentication and metrics; the resources
+// (projects, notifications, people, companies, webhooks, health, the demo data);
+// and what puts them together (the app, the processes, the command line, MCP).
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url))
+
+const LAYERS: ReadonlyArray<readonly string[]> = [
+  ['config.ts', 'errors.ts', 'ids.ts', 'lazy.ts', 'logger.ts', 'redact.ts', 'stop-signals.ts', 'token-format.ts', 'schemas'],
+  ['db', 'tracing'],
+  ['http', 'auth', 'metrics'],
+  ['projects', 'notifications', 'people', 'companies', 'webhooks', 'health', 'demo'],
+  ['mcp', 'cli', 'components.ts', 'app.ts', 'server.ts', 'worker.ts', 'cli.ts']
+]
+
+/** A file's room: its folder under src/, or its own name at the root. */
+const roomOf = (file: string) => file.split('/')[0]!
+
+function layerOf (file: string): number {
+  const layer = LAYERS.findIndex((rooms) => rooms.includes(roomOf(file)))
+  if (layer === -1) throw new Error(`src/${file} is in no layer of test/architecture.test.ts: give its room one`)
+  return layer
+}
+
+function sources (dir = ''): string[] {
+  return readdirSync(path.join(SRC, dir), { withFileTypes: true }).flatMap((entry) => {
+    const file = path.posix.join(dir, entry.name)
+    if (entry.isDirectory()) return sources(file)
+    return entry.name.endsWith('.ts') ? [file] : []
+  })
+}
+
+/** The files under src/ that `file` imports (`from`, a bare `import`, or import()), by their paths under src/. */
+function importsOf (file: string): string[] {
+  const text = readFileSync(path.join(SRC, file), 'utf8')
+  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'(\.{1,2}\/[^']+)'/gm)].map((m) => m[1]!)
+  return specifiers
+    .map((specifier) => path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/\.js$/, '.ts'))
+    .filter((target) => !target.startsWith('..'))
+}
+
+const files = sources()
+
+t.test('every file of src/ is in a layer', async (t) => {
+  for (const file of files) t.doesNotThrow(() => layerOf(file), file)
+})
+
+t.test('no import runs back up a layer', async (t) => {
+  let checked = 0
+  for (const file of files) {
+    for (const target of importsOf(file)) {
+      checked++
+      if (layerOf(target) > layerOf(file)) t.fail(`src/${file} imports src/${target}, a layer above it`)
+    }
+  }
+  t.ok(checked > 300, `${checked} imports checked`)
+})
+
+t.test('the check sees an import that runs back up', async (t) => {
+  t.ok(layerOf('projects/query.ts') > layerOf('db/index.ts'), 'a query imported by the database would be caught')
+  t.ok(importsOf('app.ts').includes('components.ts'), 'imports are read with their paths under src/')
+})
