@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import ts from 'typescript'
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url))
 
@@ -37,11 +38,11 @@ function sources (dir = ''): string[] {
   })
 }
 
-/** The files under src/ that `file` imports (`from`, a bare `import`, or import()), by their paths under src/. */
+/** The files under src/ that `file` imports (TypeScript's own reading: `from`, a bare `import`, import()), by their paths under src/. */
 function importsOf (file: string): string[] {
-  const text = readFileSync(path.join(SRC, file), 'utf8')
-  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'(\.{1,2}\/[^']+)'/gm)].map((m) => m[1]!)
-  return specifiers
+  const { importedFiles } = ts.preProcessFile(readFileSync(path.join(SRC, file), 'utf8'), true, true)
+  return importedFiles.map(({ fileName }) => fileName)
+    .filter((specifier) => specifier.startsWith('./') || specifier.startsWith('../'))
     .map((specifier) => path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/\.js$/, '.ts'))
     .filter((target) => !target.startsWith('..'))
 }

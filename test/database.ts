@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import type { LogConfig } from 'kysely'
 import pg from 'pg'
+import { UnpackSync } from 'tar'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db, type DbOptions } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
@@ -254,24 +255,16 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
 /**
  * Writes the migrated data directory into `dataDir` (created if missing, with no
  * database yet) as files, without opening it: a server started there finds its
- * tables and no company, as after `migrate`. The tarball is plain ustar, made by
- * PGlite from a directory of this user's (snapshotOf).
+ * tables and no company, as after `migrate`.
  */
 export async function writeMigratedDataDir (dataDir: string): Promise<void> {
-  const tar = new Uint8Array(await (await snapshotOf('migrated')).arrayBuffer())
-  const text = (from: number, length: number) => new TextDecoder().decode(tar.subarray(from, from + length)).replace(/\0.*$/s, '')
+  const tarball = Buffer.from(await (await snapshotOf('migrated')).arrayBuffer())
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
-  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0;) {
-    const name = path.posix.join(text(at + 345, 155), text(at, 100)).replace(/^\/+/, '')
-    const size = Number.parseInt(text(at + 124, 12).trim() || '0', 8)
-    const type = text(at + 156, 1)
-    if (name.split('/').includes('..')) throw new Error(`the snapshot names a file outside its directory: ${name}`)
-    const target = path.join(dataDir, name)
-    if (type === '5') await mkdir(target, { recursive: true, mode: 0o700 })
-    else if (type === '0' || type === '') await writeFile(target, tar.subarray(at + 512, at + 512 + size), { mode: 0o600 })
-    else throw new Error(`the snapshot holds an entry of type ${type}: ${name}`)
-    at += 512 + Math.ceil(size / 512) * 512
-  }
+  // PGlite names the entries from the root of its file system (`/base/...`): tar
+  // takes them as relative and says so (TAR_ENTRY_INFO); anything else is a failure.
+  const problems: string[] = []
+  new UnpackSync({ cwd: dataDir, onwarn: (code, message) => { if (code !== 'TAR_ENTRY_INFO') problems.push(`${code}: ${message}`) } }).end(tarball)
+  if (problems.length > 0) throw new Error(`the migrated snapshot did not unpack into ${dataDir}: ${problems.join('; ')}`)
 }
 
 /**
