@@ -106,6 +106,18 @@ t.test('no development tool ships in the production image', async (t) => {
   t.notMatch(dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')), /tsx/)
 })
 
+t.test('every dependency\'s install script is decided in allowScripts', async (t) => {
+  // npm runs a dependency's install script only where package.json's allowScripts allows it (npm 12; npm 11 warns).
+  // ssh2 and cpu-features (testcontainers' SSH transport) compile native code nothing here uses.
+  const lock = JSON.parse(await readFile(`${root}/package-lock.json`, 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> }
+  const scripted = Object.entries(lock.packages).filter(([name, entry]) => name !== '' && entry.hasInstallScript === true)
+    .map(([name]) => name.slice(name.lastIndexOf('node_modules/') + 'node_modules/'.length)).sort()
+  t.ok(scripted.length > 0, 'the lockfile records install scripts')
+  t.same(Object.keys(pkg.allowScripts ?? {}).sort(), scripted, 'each is allowed or denied, and nothing else is listed')
+  t.equal(pkg.allowScripts?.esbuild, true, 'esbuild checks its binary')
+  for (const name of ['ssh2', 'cpu-features']) t.equal(pkg.allowScripts?.[name], false, `${name} builds nothing`)
+})
+
 t.test('the embedded database lives in a declared volume, and docker stop outlasts a shutdown', async (t) => {
   const dataDir = /DATA_DIR=(\S+)/.exec(dockerfile)?.[1]
   t.equal(dataDir, '/var/lib/projects-api')
