@@ -5,7 +5,7 @@
 // processes too).
 import Fastify from 'fastify'
 import { sql } from 'kysely'
-import t from 'tap'
+import t from './tap.js'
 import app, { appOptions } from '../src/app.js'
 import { createDb } from '../src/db/index.js'
 import { decodeId } from '../src/ids.js'

@@ -3,7 +3,7 @@
 // operator runs them, for the entry point, the exit codes and the streams.
 import { createHash } from 'node:crypto'
 import { sql } from 'kysely'
-import t from 'tap'
+import t from './tap.js'
 import { decodeId } from '../src/ids.js'
 import { cliDatabase, runInProcess } from './operator-cli.js'
 

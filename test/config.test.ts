@@ -1,7 +1,7 @@
 // The environment as one schema: defaults, conversions, one clear line per bad
 // variable, and .env.example documenting exactly the variables the schema knows.
 import { readFile } from 'node:fs/promises'
-import t from 'tap'
+import t from './tap.js'
 import { ConfigError, ConfigSchema, loadConfig, localBaseUrl } from '../src/config.js'
 
 t.test('an empty environment gives the documented defaults and no database or Redis URL', async (t) => {

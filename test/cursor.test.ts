@@ -1,7 +1,7 @@
 // Page cursors: what one encodes it decodes, for its own scope only; altered,
 // foreign, truncated or made-up cursors decode to nothing.
 import { randomBytes } from 'node:crypto'
-import t from 'tap'
+import t from './tap.js'
 import { CursorCodec } from '../src/http/cursor.js'
 
 const codec = new CursorCodec(randomBytes(32))

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import t from 'tap'
+import t from './tap.js'
 import { parse } from 'yaml'
 import { ConfigSchema, loadConfig } from '../src/config.js'
 

@@ -1,7 +1,7 @@
 // Explaining the app's statements for test/db/plans.test.ts (test/explain.ts):
 // parameters written as literals the database reads as the values pg binds; and a
 // prepared statement explained with them runs, and what it wrote is rolled back.
-import t from 'tap'
+import t from './tap.js'
 import { sql } from 'kysely'
 import { explainPrepared, sqlLiteral, withPrepared } from './explain.js'
 import { createTestDatabase } from './database.js'

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t from './tap.js'
 import { randomUUID } from 'node:crypto'
 import { decodeId, shortId, slug, sluggedId } from '../src/ids.js'
 

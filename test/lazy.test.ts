@@ -1,6 +1,6 @@
 // src/lazy.ts: loaded by the first use and shared by every later one, concurrent
 // ones included; a load that failed is tried again by the next use.
-import t from 'tap'
+import t from './tap.js'
 import { lazily } from '../src/lazy.js'
 
 t.test('nothing is loaded before the first use; concurrent and later uses share one load', async (t) => {

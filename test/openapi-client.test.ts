@@ -4,7 +4,7 @@
 // errors, with the database checked afterwards.
 import { readFile } from 'node:fs/promises'
 import createClient from 'openapi-fetch'
-import t from 'tap'
+import t from './tap.js'
 import { shortId } from '../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from './helper.js'
 import type { paths } from './openapi/api.js'

@@ -8,7 +8,8 @@
 // `Jul 1, 2026`), YYYY/q#[^] the quarter's end (or start), YYYY/MM[^] the month's
 // end (or start), YYYY[^] the year's. The CLI exits 0 on any 2xx answer; each
 // change is then visible in `projects get`, and the deleted project is 404.
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
+import t from './tap.js'
 import { loadDemo } from '../src/demo/load.js'
 import { decodeId, shortId } from '../src/ids.js'
 import { build, createSpace } from './helper.js'

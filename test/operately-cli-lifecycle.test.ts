@@ -3,7 +3,7 @@
 // describe): a JSON body of the catalog's inputs, rich text as a JSON string
 // (Markdown converted to its TipTap document first), lists as JSON arrays, booleans
 // as booleans. Each change is then visible in projects get.
-import t from 'tap'
+import t from './tap.js'
 import { loadDemo } from '../src/demo/load.js'
 import { build } from './helper.js'
 import { listen } from './launch.js'

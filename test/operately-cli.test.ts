@@ -5,7 +5,7 @@
 // of the README's "Using Operately's CLI": log in (get_me, then companies/get),
 // whoami, find a project by listing, rename it, describe it in Markdown (the CLI
 // sends the TipTap document its Markdown converts to), read it back as Markdown.
-import t from 'tap'
+import t from './tap.js'
 import { loadDemo } from '../src/demo/load.js'
 import { shortId } from '../src/ids.js'
 import { build } from './helper.js'

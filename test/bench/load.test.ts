@@ -7,7 +7,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import t from 'tap'
+import t from '../tap.js'
 import autocannon from 'autocannon'
 import { KEEPS_BODIES, productionStart } from '../../bench/load.js'
 

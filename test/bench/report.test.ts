@@ -2,7 +2,7 @@
 // as their mean, the ratio new ÷ old, the operations under the target called out;
 // the cost of metrics and traces (bench/observability.ts); and the bench's flags
 // (bench/options.ts).
-import t from 'tap'
+import t from '../tap.js'
 import type { LoadResult } from '../../bench/load.js'
 import type { OperationName } from '../../bench/operations.js'
 import { observabilityRows } from '../../bench/observability.js'

@@ -1,7 +1,7 @@
 // The bench's seed (bench/seed.ts) fills a migrated database with plain SQL and
 // stores its tokens as the service does, so each operation the bench drives
 // (bench/operations.ts) succeeds on the app with a target's token.
-import t from 'tap'
+import t from '../tap.js'
 import { httpRequest, LABELS, OPERATIONS, TARGET_SETS, type OperationName } from '../../bench/operations.js'
 import { DEFAULT_SIZE, seedDataset, type DatasetSize } from '../../bench/seed.js'
 import { build } from '../helper.js'

@@ -2,7 +2,7 @@
 // shown on the API's contributors and counted by a person's access level, which is
 // the highest of the levels that apply; and the same rule as a condition, which
 // must hold exactly where the level is high enough.
-import t from 'tap'
+import t from '../tap.js'
 import { sql } from 'kysely'
 import { ACCESS, accessLevel, contributorLevel, hasAccess } from '../../src/projects/access.js'
 import type { AccessLevel } from '../../src/db/types.js'

@@ -6,7 +6,7 @@
 // notification of nothing is kept. Deleting an activity, or its project, deletes
 // its notifications. The migration names the notifications it cannot hold and
 // changes nothing.
-import t from 'tap'
+import t from '../tap.js'
 import { sql } from 'kysely'
 import * as migration from '../../migrations/20261129100000_notification_activities.js'
 import { shortId } from '../../src/ids.js'

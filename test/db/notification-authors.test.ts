@@ -5,7 +5,7 @@
 // migrations/20261129100000_notification_activities.ts, by the key that holds the
 // activity, its project and its author together), and notifications/list shows
 // the author it keeps, reading neither the activity nor anything of it.
-import t from 'tap'
+import t from '../tap.js'
 import { sql, type LogEvent } from 'kysely'
 import * as migration from '../../migrations/20261129000000_notification_authors.js'
 import * as activities from '../../migrations/20261129100000_notification_activities.js'

@@ -4,7 +4,8 @@
 // (migrations/20261130200000_project_domains.ts). The table keeps the rules that
 // relate columns. What is allowed is what it was, a violation is still 23514, the
 // driver reads the base types' values, and the migration goes down and up again.
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
+import t from '../tap.js'
 import { sql } from 'kysely'
 import * as migration from '../../migrations/20261130200000_project_domains.js'
 import * as spaceAccess from '../../migrations/20261208000000_space_access.js'

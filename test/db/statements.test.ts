@@ -3,7 +3,7 @@
 // project, a page of the list, the token lookup and a change's access check agree,
 // also after the data changes between runs. And a statement refuses an argument it
 // would not pass as a parameter.
-import t from 'tap'
+import t from '../tap.js'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { cacheStatements, preparedName, statement } from '../../src/db/statements.js'

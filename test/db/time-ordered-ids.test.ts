@@ -7,7 +7,7 @@
 // the planner writes into the statement (migrations/20261130100000_inlined_time_ordered_ids.ts),
 // with the fraction of the millisecond after the version. The migrations go down to
 // random ids and up again.
-import t from 'tap'
+import t from '../tap.js'
 import { sql } from 'kysely'
 import * as migration from '../../migrations/20261130000000_time_ordered_ids.js'
 import * as inlined from '../../migrations/20261130100000_inlined_time_ordered_ids.js'

@@ -20,7 +20,7 @@ import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/prom
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import t from 'tap'
+import t from '../tap.js'
 import { ConfigSchema } from '../../src/config.js'
 import { writeMigratedDataDir } from '../database.js'
 import { freePort, launchServer } from '../launch.js'

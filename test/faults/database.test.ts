@@ -12,7 +12,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import pg from 'pg'
-import t from 'tap'
+import t from '../tap.js'
 import { createDb, dbOptions, type Db } from '../../src/db/index.js'
 import { createTestDatabase, type TestDatabase } from '../database.js'
 import { send, type Answer } from '../http.js'

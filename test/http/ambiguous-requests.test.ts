@@ -4,7 +4,8 @@
 // (400 with error="invalid_request", whatever the tokens), two Content-Type headers
 // (415), two Host headers (400).
 import { gzipSync } from 'node:zlib'
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
+import t from '../tap.js'
 import { build, createCompany, createPerson, createProject, createSpace, projectActivities, tokenFor } from '../helper.js'
 import { sendRaw } from '../http.js'
 import { listen } from '../launch.js'

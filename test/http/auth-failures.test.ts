@@ -5,7 +5,8 @@
 // under their own budget; other addresses keep theirs.
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
+import t from '../tap.js'
 import type { LogEvent } from 'kysely'
 import { build, createCompany, createPerson, createProject, createSpace, tokenFor, waitFor } from '../helper.js'
 

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { LightMyRequestResponse } from 'fastify'
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
+import t from '../tap.js'
 import { shortId } from '../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 

@@ -3,7 +3,7 @@
 // Retry-After, logged at warn with its cause and no password; a bug is a 500 that
 // says nothing of its cause.
 import type { FastifyError } from 'fastify'
-import t from 'tap'
+import t from '../tap.js'
 import { DatabaseUnavailableError } from '../../src/db/dialect.js'
 import { createDb } from '../../src/db/index.js'
 import { databaseOptions } from '../database.js'

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
-import t from 'tap'
+import t from '../tap.js'
 import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor, waitFor } from '../helper.js'
 import { freePort } from '../launch.js'
 

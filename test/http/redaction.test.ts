@@ -4,7 +4,7 @@
 // A database URL's password is never printed.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import t from 'tap'
+import t from '../tap.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { hasToken, redactPasswords, redactTokens } from '../../src/redact.js'
 import { build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'

@@ -4,7 +4,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import helmet from 'helmet'
-import t from 'tap'
+import t from '../tap.js'
 import { build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 
 const { app: server, db } = await build(t)

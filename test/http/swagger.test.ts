@@ -9,7 +9,7 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import formats from 'ajv-formats'
 import type { RouteOptions } from 'fastify'
-import t from 'tap'
+import t from '../tap.js'
 import { DOCUMENT_FILE } from '../openapi/generate.js'
 import { build, createCompany, createPerson, tokenFor } from '../helper.js'
 

@@ -4,7 +4,7 @@
 // Every write carries a unique value, so the audit trail of each field must read
 // as one unbroken chain that contains every acknowledged write exactly once.
 import { sql } from 'kysely'
-import t from 'tap'
+import t from '../tap.js'
 import { decodeId } from '../../src/ids.js'
 import { build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 import { listen } from '../launch.js'

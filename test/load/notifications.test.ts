@@ -2,7 +2,7 @@
 // that mentions people: every acknowledged change is one activity, each of its
 // recipients got exactly one notification of it, and a person mentioned by many of
 // the concurrent changes ends with one subscription, not one per change.
-import t from 'tap'
+import t from '../tap.js'
 import { shortId } from '../../src/ids.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, projectActivities, tokenFor } from '../helper.js'
 

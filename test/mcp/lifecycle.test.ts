@@ -6,7 +6,7 @@
 // read-only token is refused with nothing written, a project the person cannot see
 // fails like a missing one, and bad arguments are tool errors naming the argument.
 import { randomUUID } from 'node:crypto'
-import t from 'tap'
+import t from '../tap.js'
 import { loadDemo } from '../../src/demo/load.js'
 import { decodeId, shortId, sluggedId } from '../../src/ids.js'
 import { markdownToRichText } from '../../src/projects/markdown-in.js'

@@ -3,7 +3,7 @@
 // description as Markdown, edit it and send it back; mentions by id become mention
 // nodes; nothing the reader cannot place becomes anything but text. And through
 // the tools: update_project_description's Markdown is what get_project renders.
-import t from 'tap'
+import t from '../tap.js'
 import { markdownDocument, markdownToRichText } from '../../src/projects/markdown-in.js'
 import { richTextMarkdown } from '../../src/projects/markdown.js'
 import { loadDemo } from '../../src/demo/load.js'

@@ -4,7 +4,7 @@
 // isError), the write tools change what the HTTP operations change, and what they
 // refuse writes nothing.
 import { randomUUID } from 'node:crypto'
-import t from 'tap'
+import t from '../tap.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { loadDemo } from '../../src/demo/load.js'
 import { shortId } from '../../src/ids.js'

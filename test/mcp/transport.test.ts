@@ -2,7 +2,7 @@
 // protected-resource metadata), the metadata document itself, malformed JSON-RPC
 // answered in JSON-RPC with a 4xx, GET and DELETE refused with Allow, read-only
 // tokens admitted, and a tool call counted once by the rate limit.
-import t from 'tap'
+import t from '../tap.js'
 import { loadDemo } from '../../src/demo/load.js'
 import { createToken, revokeToken } from '../../src/auth/tokens.js'
 import { build } from '../helper.js'

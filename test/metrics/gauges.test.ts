@@ -2,7 +2,7 @@
 // webhook attempts counted by outcome, and the metrics server itself: its one
 // route, and METRICS_PORT=0 opening nothing.
 import { sql } from 'kysely'
-import t from 'tap'
+import t from '../tap.js'
 import { loadConfig } from '../../src/config.js'
 import { createDb, dbOptions, poolOf } from '../../src/db/index.js'
 import { watchDatabase } from '../../src/metrics/registry.js'

@@ -3,7 +3,7 @@
 // every metric the alert rules and the docs name is one the registry serves.
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import t from 'tap'
+import t from '../tap.js'
 import { parse } from 'yaml'
 import { registry } from '../../src/metrics/registry.js'
 

@@ -3,7 +3,7 @@
 // rejections of authentication and the rate limit, MCP tool calls by tool and
 // outcome; the output valid in Prometheus's text format; /metrics absent from
 // the API's own port.
-import t from 'tap'
+import t from '../tap.js'
 import { shortId } from '../../src/ids.js'
 import { build, createCompany, createPerson, createProject, createSpace, addContributor, tokenFor } from '../helper.js'
 import { call, mcpClient } from '../mcp/support.js'

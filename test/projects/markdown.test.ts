@@ -2,7 +2,7 @@
 // database. Expected outputs are written out in full. Properties: any JSON renders
 // without throwing; plain text survives a Markdown parser unchanged (escaping); no
 // rich text opens a section of the project.
-import t from 'tap'
+import t from '../tap.js'
 import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
 import { projectMarkdown, richTextMarkdown } from '../../src/projects/markdown.js'

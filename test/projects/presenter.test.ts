@@ -1,7 +1,7 @@
 // The Project object's rules, from rows alone: no database. Each rule of SPEC parts 6
 // and 7 that is not a plain column is checked at its edges, then toProject on a row
 // shaped as the aggregate returns it.
-import t from 'tap'
+import t from '../tap.js'
 import { Value } from 'typebox/value'
 import type { ProjectRow } from '../../src/projects/query.js'
 import { iso, nextMilestone, permissions, privacy, projectStatus, subscriberRole, toProject, toTimeframe } from '../../src/projects/presenter.js'

@@ -6,7 +6,7 @@
 // the company's own endpoint. FUZZ_SEED replays a run, FUZZ_RUNS multiplies it.
 import fc from 'fast-check'
 import ipaddr from 'ipaddr.js'
-import t from 'tap'
+import t from '../tap.js'
 import { WEBHOOK_EVENTS } from '../../src/webhooks/schemas.js'
 import { loadDemo } from '../../src/demo/load.js'
 import { shortId } from '../../src/ids.js'

@@ -3,7 +3,7 @@
 // the schema this build expects. Not ready never says why; the log does, once.
 import { randomBytes } from 'node:crypto'
 import { sql, type LogEvent } from 'kysely'
-import t from 'tap'
+import t from '../tap.js'
 import { createDb } from '../../src/db/index.js'
 import { expectedMigrations } from '../../src/db/migrate.js'
 import { SCHEMAS, TABLE_PRIVILEGES } from '../../src/db/readiness.js'

@@ -4,7 +4,7 @@
 // others gets the page as it is; the compressed page is the same JSON, with
 // Vary: Accept-Encoding. Other answers are never compressed.
 import { gunzipSync } from 'node:zlib'
-import t from 'tap'
+import t from '../tap.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, notifyOf, tokenFor } from '../helper.js'
 
 const { app, db } = await build(t)

@@ -2,7 +2,7 @@
 // only without validating nullable fields. Every response schema of every route is
 // compiled both ways and fed values with every nullable field present, then with
 // every one null: the two must write the very same bytes.
-import t from 'tap'
+import t from '../tap.js'
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import type { RouteOptions } from 'fastify'
 import { buildSerializer, nullableForSerializer } from '../../src/schemas/serializer.js'

@@ -5,7 +5,7 @@
 // is a span of the trace of the request that queued it, carrying its traceparent.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import t from 'tap'
+import t from '../tap.js'
 import { startTracing, tracingWanted } from '../../src/tracing/start.js'
 
 interface Attribute { key: string, value: { stringValue?: string, intValue?: number | string } }

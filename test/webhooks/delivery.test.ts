@@ -5,7 +5,7 @@
 // the schedule running out, stale jobs, and changes that queue nothing.
 import { sql } from 'kysely'
 import { Webhook } from 'standardwebhooks'
-import t from 'tap'
+import t from '../tap.js'
 import { shortId } from '../../src/ids.js'
 import { Deliverer, deliverySettings } from '../../src/webhooks/deliver.js'
 import { createPerson, client, projectActivities, tokenFor, waitFor } from '../helper.js'

@@ -2,7 +2,7 @@
 // (the project's slugged by its new name, as the API gives it), keys in a fixed
 // order, the same bytes for the same payload whatever order its keys were stored
 // in, and a description flagged without its text.
-import t from 'tap'
+import t from '../tap.js'
 import { decodeId, shortId, sluggedId } from '../../src/ids.js'
 import { eventBodyText, eventMessageId, toEventBody, type StoredEvent } from '../../src/webhooks/event.js'
 

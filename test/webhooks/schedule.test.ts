@@ -1,7 +1,7 @@
 // The retry schedule without a database: each step jittered within ±20%, the
 // schedule used up after its last step, a Retry-After waited for when longer
 // (in seconds or as an HTTP date) and bounded, and anything else in it ignored.
-import t from 'tap'
+import t from '../tap.js'
 import { loadConfig } from '../../src/config.js'
 import { JITTER, MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from '../../src/webhooks/schedule.js'
 

@@ -7,7 +7,7 @@
 // The endpoints are written straight into the table, as if made when the setting
 // was on or when their name resolved elsewhere: creation checks, and so does
 // every delivery.
-import t from 'tap'
+import t from '../tap.js'
 import {
   deliveriesOf, deliveryFixture, insertWebhook, startReceiver, startWorker, waitForDeliveries
 } from './support.js'

@@ -7,7 +7,8 @@
 // is spent. A delivery whose job is live is none of this, and two sweeps at once
 // take each stranded delivery once.
 import { sql } from 'kysely'
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
+import t from '../tap.js'
 import { pino } from 'pino'
 import type { Db } from '../../src/db/index.js'
 import { shortId } from '../../src/ids.js'

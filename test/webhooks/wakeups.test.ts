@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LogEvent } from 'kysely'
 import pino from 'pino'
-import t from 'tap'
+import t from '../tap.js'
 import { deliveryWorkerOptions, POLLING_TURN_MS, TOLD_TURN_MS } from '../../src/webhooks/worker.js'
 import { waitFor } from '../helper.js'
 import { deliveriesOf, deliveryFixture, insertWebhook, startReceiver, startWorker, waitForDeliveries, type Received } from './support.js'

@@ -5,7 +5,7 @@
 // does not take the process down.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
-import t from 'tap'
+import t from '../tap.js'
 import { waitFor } from '../helper.js'
 import { createDb, dbOptions, type Db } from '../../src/db/index.js'
 import { loadConfig } from '../../src/config.js'

@@ -4,7 +4,7 @@
 // DATABASE_URL says. What depends on time (quiet moments, the longest wait,
 // checkpoint_timeout) runs the thread's queue here on a clock the test moves on,
 // so that no test waits for seconds nor fails for being slow.
-import t from 'tap'
+import t from '../../tap.js'
 import {
   EmbeddedDatabase, EmbeddedDatabaseError,
   type FromThread, type StatementResult, type ThreadOptions, type ToThread, type UpkeepReport, type UpkeepTiming

@@ -5,7 +5,7 @@
 // people (with their levels when asked), the caller's permissions, its general
 // space. Anything else refused.
 import { sql } from 'kysely'
-import t from 'tap'
+import t from '../../tap.js'
 import { decodeId, shortId } from '../../../src/ids.js'
 import { build, client, createCompany, createPerson, createSpace, expectInvalidInput, tokenFor } from '../../helper.js'
 

@@ -3,7 +3,7 @@
 // the company and notifies exactly the subscribers who may hear of it; the
 // notification operations show and mark only the caller's own, all or none.
 import type { LightMyRequestResponse } from 'fastify'
-import t from 'tap'
+import t from '../../tap.js'
 import { loadDemo } from '../../../src/demo/load.js'
 import { shortId, sluggedId } from '../../../src/ids.js'
 import { addContributor, build, client, createPerson, createProject, notifyOf, projectActivities } from '../../helper.js'

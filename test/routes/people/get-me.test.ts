@@ -3,7 +3,7 @@
 // include_manager accepted (Operately's only flag here), anything else refused;
 // every unusable token a 401; the answer never cached.
 import { sql } from 'kysely'
-import t from 'tap'
+import t from '../../tap.js'
 import { revokeToken } from '../../../src/auth/tokens.js'
 import { decodeId, shortId } from '../../../src/ids.js'
 import { build, client, createCompany, createPerson, expectInvalidInput, tokenFor } from '../../helper.js'

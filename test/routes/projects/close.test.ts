@@ -1,6 +1,6 @@
 // POST /api/external/v1/projects/close: the retrospective row, closed_at, state and
 // success_status, Operately's answer beside the project, and who is told.
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../../helper.js'
 import { callerWithLevels, deliveries, everyEventWebhook, expect400, notified, permissionTable, post, richText } from './lifecycle-support.js'

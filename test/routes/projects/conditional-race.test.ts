@@ -5,7 +5,7 @@
 // carries the tag its sender reads afterwards. Over real HTTP on loopback, so the
 // pool's connections race for the row (on PGlite, with one connection, the
 // requests queue and the rule holds the same).
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, tokenFor } from '../../helper.js'
 import { listen } from '../../launch.js'

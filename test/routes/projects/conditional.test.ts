@@ -7,7 +7,8 @@
 // saves with one tag is test/routes/projects/conditional-race.test.ts.
 import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, notifyOf, projectActivities, tokenFor, waitFor } from '../../helper.js'
 

@@ -1,6 +1,6 @@
 // POST /api/external/v1/projects/create_contributor: the binding, its subscription,
 // the notification of the person added, the grant within the caller's own, who may.
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, projectActivities, tokenFor } from '../../helper.js'
 import { contributorsFixture } from './contributors-support.js'

@@ -1,7 +1,7 @@
 // POST /api/external/v1/projects/create: who may create where (Operately's table of
 // space levels), what a new project holds (people, subscriptions, dates, levels),
 // its record (activity, webhook delivery, notifications), and its input rules.
-import t from 'tap'
+import t from '../../tap.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { decodeId, shortId, sluggedId } from '../../../src/ids.js'
 import { build, createCompany, createPerson, createSpace, expectInvalidInput, tokenFor } from '../../helper.js'

@@ -1,6 +1,6 @@
 // POST /api/external/v1/projects/delete_contributor: the binding removed, its
 // record, Operately's answer (the contributor as it was); full access needed.
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, projectActivities, tokenFor } from '../../helper.js'
 import { contributorsFixture } from './contributors-support.js'

@@ -4,7 +4,7 @@
 // text, key resources, milestones, last check-in, retrospective) written out in full
 // from the rows. Without the flag, or with false, the answer is { project } alone.
 // Any stored description renders: text that is not a document, unknown nodes, odd marks.
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, expectInvalidInput, tokenFor } from '../../helper.js'
 

@@ -2,7 +2,7 @@
 // operations: who sees and who edits which project, the person-specific fields, the
 // full shape of the Project object, the derived status and the public ids.
 import { sql } from 'kysely'
-import t from 'tap'
+import t from '../../tap.js'
 import { decodeId, shortId, slug, sluggedId } from '../../../src/ids.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, notifyOf, tokenFor } from '../../helper.js'
 

@@ -2,7 +2,7 @@
 // what each changes and records, the goal's and target space's 404s, Operately's
 // permission tables (edit for the goal; full access and a visible space for a
 // move; full access for a deletion), and a deleted project gone everywhere.
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId, sluggedId } from '../../../src/ids.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, expectInvalidInput, notifyOf, projectActivities, projectRow, tokenFor } from '../../helper.js'
 

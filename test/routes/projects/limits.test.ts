@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
+import t from '../../tap.js'
 import { DESCRIPTION_MAX_BYTES, DESCRIPTION_MAX_DEPTH, NAME_MAX_LENGTH } from '../../../src/projects/schemas.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, tokenFor } from '../../helper.js'
 

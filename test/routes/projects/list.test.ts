@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type LogEvent } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
-import t from 'tap'
+import t from '../../tap.js'
 import { loadDemo } from '../../../src/demo/load.js'
 import { decodeId, shortId, sluggedId } from '../../../src/ids.js'
 import { LIST_LIMIT } from '../../../src/projects/schemas.js'

@@ -1,7 +1,7 @@
 // POST /api/external/v1/projects/pause: an active project becomes paused, with its
 // activity, its webhook event and the notifications of the people chosen; the state
 // rules; input rules; who may (Operately's table).
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../../helper.js'
 import { callerWithLevels, deliveries, everyEventWebhook, expect400, notified, permissionTable, post, richText } from './lifecycle-support.js'

@@ -1,6 +1,6 @@
 // POST /api/external/v1/projects/resume: a paused project becomes active again, a
 // check-in due in the past is scheduled a week on; only a paused project resumes.
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, projectActivities, projectRow, tokenFor } from '../../helper.js'
 import { callerWithLevels, deliveries, everyEventWebhook, expect400, notified, permissionTable, post, richText } from './lifecycle-support.js'

@@ -1,6 +1,6 @@
 // POST /api/external/v1/projects/update_contributor: responsibility, access and
 // role of a binding; a champion's binding handed to another person; who may.
-import t from 'tap'
+import t from '../../tap.js'
 import { shortId } from '../../../src/ids.js'
 import { addContributor, build, projectActivities, tokenFor } from '../../helper.js'
 import { contributorsFixture } from './contributors-support.js'

@@ -1,7 +1,7 @@
 // POST projects/update_start_date and projects/update_due_date: a contextual date
 // round-trips exactly, bad dates are 400, null clears, the same date records
 // nothing, and the permission table (edit access) holds.
-import t from 'tap'
+import t from '../../tap.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, expectInvalidInput, projectActivities, projectRow, tokenFor } from '../../helper.js'
 
 const { app, db } = await build(t)

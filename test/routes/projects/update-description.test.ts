@@ -1,7 +1,7 @@
 // POST /api/external/v1/projects/update_description: the JSON text comes back byte
 // for byte, bad JSON and oversized or over-deep documents are refused, the audit
 // row is written, and concurrent updates of the two fields lose nothing.
-import t from 'tap'
+import t from '../../tap.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, expectInvalidInput, projectActivities, projectRow, tokenFor } from '../../helper.js'
 
 

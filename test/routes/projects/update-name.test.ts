@@ -1,6 +1,6 @@
 // POST /api/external/v1/projects/update_name: the rename, its input rules, its
 // audit row, and that it touches nothing but the name.
-import t from 'tap'
+import t from '../../tap.js'
 import type { Db } from '../../../src/db/index.js'
 import { decodeId, shortId, slug, sluggedId } from '../../../src/ids.js'
 import { addContributor, build, client, createCompany, createPerson, createProject, createSpace, expectInvalidInput, projectActivities, projectRow, tokenFor } from '../../helper.js'

@@ -1,5 +1,5 @@
 // POST /api/external/v1/projects/update_reviewer: the suite of leader-suite.ts for the reviewer.
-import t from 'tap'
+import t from '../../tap.js'
 import { build } from '../../helper.js'
 import { leaderSuite } from './leader-suite.js'
 
