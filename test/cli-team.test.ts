@@ -7,9 +7,7 @@ import Fastify from 'fastify'
 import { sql } from 'kysely'
 import t from './tap.js'
 import app, { appOptions } from '../src/app.js'
-import { createDb } from '../src/db/index.js'
 import { decodeId } from '../src/ids.js'
-import { databaseOptions } from './database.js'
 import { client, testConfig } from './helper.js'
 import { cliDatabase, runInProcess } from './operator-cli.js'
 
@@ -136,13 +134,9 @@ t.test('members added later; the listings', async (t) => {
 })
 
 t.test("the API shows the token's person their team", async (t) => {
-  const db = database.db ?? await createDb(databaseOptions({ DATA_DIR: env.DATA_DIR }))
   const api = Fastify(appOptions(testConfig()))
-  await api.register(app, { db, config: testConfig() })
-  t.teardown(async () => {
-    await api.close()
-    if (database.db === undefined) await db.destroy()
-  })
+  await api.register(app, { db: await database.open(), config: testConfig() })
+  t.teardown(() => api.close())
   const ada = client(api, token)
   const me = await ada.getMe()
   t.equal(me.statusCode, 200)

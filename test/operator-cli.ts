@@ -1,10 +1,12 @@
 // The operator CLI in the tests: a database of a test file's own for its commands,
 // and two ways to run a command line: in this process (`main` with the file's
-// variables, its stdout and stderr captured), which is fast, and as a child process
-// exactly as an operator runs it (`node --import=tsx src/cli.ts ...`), which proves
+// variables, its stdout and stderr captured, on the file's database held open),
+// which is fast, and as a child process exactly as an operator runs it
+// (`node --import=tsx src/cli.ts ...`, opening the database itself), which proves
 // the entry point, the exit code and the streams. The database is a fresh one on
 // DATABASE_URL's server, else PGlite files in a temporary directory, which one
-// process (and so one command line) opens at a time.
+// process opens at a time: held open by this one between child processes, and let
+// go while one runs.
 import { execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -31,50 +33,53 @@ export interface CliDatabase {
   cli: (...args: string[]) => Promise<Run>
   /** A command line run as a child process. */
   spawn: (...args: string[]) => Promise<Run>
-  /** Command lines side by side on a server, one after another on PGlite files. */
+  /** Command lines side by side. */
   cliAll: (lines: string[][]) => Promise<Run[]>
   /** The test's own look at the database, between command lines. */
   withDb: <T>(fn: (db: Db) => Promise<T>) => Promise<T>
-  /** The server's database, open for the whole file; undefined on PGlite files. */
-  db?: Db
+  /** The database the command lines run on, held open until a child process runs or the file ends. */
+  open: () => Promise<Db>
 }
 
 /** A database for a file's command lines, dropped or deleted at the file's end. */
 export async function cliDatabase (t: Teardown, name: string): Promise<CliDatabase> {
   const server = process.env.DATABASE_URL ? await createTestDatabase() : undefined
   const dataDir = server ? undefined : await mkdtemp(path.join(tmpdir(), `${name}-`))
+  // The PGlite files, opened as a command line opens them, when a command line or the test needs them.
+  let files: Promise<Db> | undefined
+  const open = async () => server?.db ?? await (files ??= createDb(databaseOptions({ DATA_DIR: dataDir })))
+  const letGo = async () => {
+    const db = files
+    files = undefined
+    await (await db)?.destroy()
+  }
   t.teardown(async () => {
+    await letGo()
     await server?.close()
     if (dataDir) await rm(dataDir, { recursive: true, force: true })
   })
   // An empty DATABASE_URL counts as unset, which selects the PGlite files.
   const env: NodeJS.ProcessEnv = { ...process.env, DEBUG: '', DATABASE_URL: server?.url ?? '', DATA_DIR: dataDir ?? '' }
-  const cli = async (...args: string[]) => await runInProcess(args, env)
+  const cli = async (...args: string[]) => await runInProcess(args, env, await open())
   return {
     server: server !== undefined,
     env,
     cli,
-    spawn: async (...args: string[]) => await runChild(args, env),
-    cliAll: async (lines) => {
-      if (server) return await Promise.all(lines.map((args) => cli(...args)))
-      const runs: Run[] = []
-      for (const args of lines) runs.push(await cli(...args))
-      return runs
+    spawn: async (...args: string[]) => {
+      await letGo()
+      return await runChild(args, env)
     },
-    withDb: async (fn) => {
-      if (server) return await fn(server.db)
-      const db = await createDb(databaseOptions({ DATA_DIR: dataDir }))
-      try { return await fn(db) } finally { await db.destroy() }
-    },
-    db: server?.db
+    cliAll: async (lines) => await Promise.all(lines.map((args) => cli(...args))),
+    withDb: async (fn) => await fn(await open()),
+    open
   }
 }
 
-/** `main` with these variables, what it writes captured. */
-export async function runInProcess (args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+/** `main` with these variables (on `db` when given), what it writes captured. */
+export async function runInProcess (args: string[], env: NodeJS.ProcessEnv, db?: Db): Promise<Run> {
   let stdout = ''
   let stderr = ''
-  const code = await main(args, { env, streams: { stdout: (text) => { stdout += text }, stderr: (text) => { stderr += text } } })
+  const code = await main(args, { env, db, streams: { stdout: (text) => { stdout += text }, stderr: (text) => { stderr += text } } })
   return { code, stdout, stderr }
 }
 

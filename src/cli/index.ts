@@ -112,15 +112,17 @@ async function run (command: Exclude<Command, Help | OpenapiCommand>, db: Db, co
 /**
  * Runs one command line; returns the exit code. The configuration comes from `env`
  * (the process's environment unless given) and the output goes to `streams` (the
- * process's stdout and stderr unless given).
+ * process's stdout and stderr unless given). A command that needs the database
+ * opens the one the configuration names, and closes it when done, unless given `db`:
+ * one its caller holds open, and closes.
  */
-export async function main (argv: string[], options: { env?: NodeJS.ProcessEnv, streams?: Streams } = {}): Promise<number> {
+export async function main (argv: string[], options: { env?: NodeJS.ProcessEnv, streams?: Streams, db?: Db } = {}): Promise<number> {
   const env = options.env ?? process.env
-  const commandLine = async () => await runCommandLine(argv, env)
+  const commandLine = async () => await runCommandLine(argv, env, options.db)
   return options.streams === undefined ? await commandLine() : await commandStreams.run(options.streams, commandLine)
 }
 
-async function runCommandLine (argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+async function runCommandLine (argv: string[], env: NodeJS.ProcessEnv, given: Db | undefined): Promise<number> {
   let command: Command
   try {
     command = parseCommand(argv)
@@ -155,13 +157,13 @@ async function runCommandLine (argv: string[], env: NodeJS.ProcessEnv): Promise<
       log(`error: ${error.message}`)
       return 2
     }
-    db = await createDb(dbOptions(config))
+    db = given ?? await createDb(dbOptions(config))
     await run(command, db, config)
     return 0
   } catch (error) {
     return failed(error, env)
   } finally {
-    await db?.destroy()
+    if (given === undefined) await db?.destroy()
   }
 }
 
