@@ -10,5 +10,6 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
   http: ['http', 'auth', 'security'],
   db: ['db'],
   webhooks: ['webhooks'],
-  modules: ['mcp', 'metrics', 'projects', 'schemas', 'bench', 'properties', 'load', 'faults']
+  modules: ['mcp', 'metrics', 'projects', 'schemas', 'bench'],
+  stress: ['properties', 'load', 'faults']
 }
