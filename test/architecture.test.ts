@@ -5,6 +5,7 @@
 // tracing; HTTP, authentication and metrics; the resources
 // (projects, notifications, people, companies, webhooks, health, the demo data);
 // and what puts them together (the app, the processes, the command line, MCP).
+// And the house of test/: every test file runs once, in its group's process or alone.
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -71,35 +72,28 @@ t.test('the check sees an import that runs back up', async (t) => {
   t.ok(importsOf('app.ts').includes('components.ts'), 'imports are read with their paths under src/')
 })
 
-// ---- The test files' processes (test/group.ts) ----------------------------------
+// ---- The test files' processes (test/group.ts, docs/testing.md) ------------------
 
-const TEST = fileURLToPath(new URL('.', import.meta.url))
-
-function testFiles (dir = ''): string[] {
-  return readdirSync(path.join(TEST, dir), { withFileTypes: true }).flatMap((entry) => {
-    const file = path.posix.join(dir, entry.name)
-    if (entry.isDirectory()) return file === 'groups' ? [] : testFiles(file)
-    return entry.name.endsWith('.test.ts') ? [file] : []
-  })
-}
+/** Every test file, as a path from test/; the files of test/groups/ are the groups themselves. */
+const testFiles = async () => (await testFilesUnder('.')).filter((file) => !file.startsWith('groups/'))
 
 t.test("every test file runs once: in one group, or alone where tap's exclude does not name it", async (t) => {
-  const tap = JSON.parse(readFileSync(path.join(TEST, '../package.json'), 'utf8')).tap as { exclude: string[] }
+  const tap = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).tap as { exclude: string[] }
   const grouped = Object.values(GROUPS).flat()
-  t.same(tap.exclude.slice(1).sort(), grouped.map((entry) => entry.endsWith('.test.ts') ? `test/${entry}` : `test/${entry}/**`).sort(),
-    "package.json's tap.exclude names the groups' folders, after tap's own default")
-  t.same(readdirSync(path.join(TEST, 'groups')).sort(), Object.keys(GROUPS).map((name) => `${name}.test.ts`).sort(), 'test/groups/ has a file for each group')
+  t.same(tap.exclude.filter((glob) => glob.startsWith('test/')).sort(), grouped.map((entry) => entry.endsWith('.test.ts') ? `test/${entry}` : `test/${entry}/**`).sort(),
+    "package.json's tap.exclude names the groups' folders and files, and nothing else under test/")
+  t.same(readdirSync(new URL('groups/', import.meta.url)).sort(), Object.keys(GROUPS).map((name) => `${name}.test.ts`).sort(), 'test/groups/ has a file for each group')
 
   const inGroups = (await Promise.all(grouped.map(testFilesUnder))).flat()
   t.equal(new Set(inGroups).size, inGroups.length, 'no file is in two groups')
-  const all = testFiles()
+  const all = await testFiles()
   for (const file of inGroups) t.ok(all.includes(file), `test/${file} exists`)
   t.ok(inGroups.length > 50, `${inGroups.length} of ${all.length} files run in groups`)
 })
 
 t.test("every test file takes its t from test/tap.ts, which a group points at the file's own subtest", async (t) => {
-  for (const file of testFiles()) {
-    const lines = readFileSync(path.join(TEST, file), 'utf8').split('\n')
+  for (const file of await testFiles()) {
+    const lines = readFileSync(new URL(file, import.meta.url), 'utf8').split('\n')
     t.ok(lines.filter((line) => line.endsWith(" from 'tap'")).every((line) => line.startsWith('import type ')), `test/${file} takes only types from tap itself`)
     const shim = path.posix.relative(path.posix.dirname(file), 'tap.js')
     t.ok(lines.includes(`import t from '${shim.startsWith('.') ? shim : `./${shim}`}'`), `test/${file} imports t from test/tap.ts`)
