@@ -139,10 +139,10 @@ async function writeSnapshot (kind: SnapshotKind, file: string): Promise<void> {
   }
 }
 
-const made = new Map<SnapshotKind, Promise<Blob>>()
+const made = new Map<SnapshotKind, Promise<Buffer>>()
 
 /** The tarball of `kind`'s data directory, made on first use by this set of migrations. */
-function snapshotOf (kind: SnapshotKind): Promise<Blob> {
+function snapshotOf (kind: SnapshotKind): Promise<Buffer> {
   let snapshot = made.get(kind)
   if (snapshot !== undefined) return snapshot
   snapshot = (async () => {
@@ -160,7 +160,7 @@ function snapshotOf (kind: SnapshotKind): Promise<Blob> {
     })
     const now = new Date()
     await utimes(file, now, now).catch(() => {})
-    return new Blob([tarball])
+    return tarball
   })()
   snapshot.catch(() => { made.delete(kind) })
   made.set(kind, snapshot)
@@ -171,7 +171,7 @@ function snapshotOf (kind: SnapshotKind): Promise<Blob> {
  * A data directory as initdb leaves it, for `loadDataDir`: an empty embedded
  * database in under a second, where PGlite's initdb takes seconds.
  */
-export function initdbSnapshot (): Promise<Blob> {
+export function initdbSnapshot (): Promise<Buffer> {
   return snapshotOf('initdb')
 }
 
@@ -219,6 +219,14 @@ function migratedTemplate (serverUrl: string): Promise<string> {
   return template
 }
 
+/**
+ * The embedded database's settings in tests: PostgreSQL's 128 MB of shared buffers
+ * are laid out in PGlite's memory at each start (half a second of a database's
+ * second); a test's few rows need a few pages, and a page missed is read from
+ * memory.
+ */
+const EMBEDDED_SETTINGS = ['shared_buffers = 8MB']
+
 /** `log` is Kysely's: a test can watch every statement the app sends. */
 export async function createTestDatabase (options: { log?: LogConfig } = {}): Promise<TestDatabase> {
   let serverUrl = process.env.DATABASE_URL
@@ -230,7 +238,7 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
   }
 
   if (!serverUrl) {
-    const db = await createDb({ ...databaseOptions(), dataDir: null }, { log: options.log, loadDataDir: await snapshotOf('migrated') })
+    const db = await createDb({ ...databaseOptions(), dataDir: null }, { log: options.log, loadDataDir: await snapshotOf('migrated'), settings: EMBEDDED_SETTINGS })
     await newSigningKeys(db)
     return { db, url: undefined, close: () => db.destroy() }
   }
@@ -258,7 +266,7 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
  * tables and no company, as after `migrate`.
  */
 export async function writeMigratedDataDir (dataDir: string): Promise<void> {
-  const tarball = Buffer.from(await (await snapshotOf('migrated')).arrayBuffer())
+  const tarball = await snapshotOf('migrated')
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   // PGlite names the entries from the root of its file system (`/base/...`): tar
   // takes them as relative and says so (TAR_ENTRY_INFO); anything else is a failure.

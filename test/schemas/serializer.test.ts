@@ -93,3 +93,16 @@ t.test('the nullable form: a union of one schema and null, and nothing else', as
   ]
   for (const schema of kept) t.same(nullableForSerializer(schema), schema, JSON.stringify(schema))
 })
+
+t.test('a schema compiled once is compiled once for every app, but not for other shared schemas', async (t) => {
+  const schema = { type: 'object', properties: { thing: { $ref: 'Thing' } } }
+  const route = { schema, method: 'GET', url: '/thing', httpStatus: '200' }
+  const shared = (type: string) => ({ Thing: { $id: 'Thing', type: 'object', properties: { value: { type } } } })
+  const first = buildSerializer(shared('integer'), {})(route)
+  t.equal(buildSerializer(shared('integer'), {})(route), first, 'a second app with the same shared schemas reuses the serializer')
+  const other = buildSerializer(shared('string'), {})(route)
+  t.not(other, first, 'other shared schemas compile anew')
+  t.equal(first({ thing: { value: 7 } }), '{"thing":{"value":7}}')
+  t.equal(other({ thing: { value: 7 } }), '{"thing":{"value":"7"}}', 'and write what theirs say')
+  t.not(buildSerializer(shared('integer'), { rounding: 'ceil' })(route), first, 'so do other options')
+})

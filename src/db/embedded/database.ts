@@ -92,7 +92,7 @@ export class EmbeddedDatabase {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {
-      worker = startThread({ dataDir, settings: [], upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...forTests })
+      worker = startThread({ dataDir, upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...forTests, settings: forTests.settings ?? [] })
       await started(worker)
       if (dataDir !== null) privateFiles(dataDir)
     } catch (error) {

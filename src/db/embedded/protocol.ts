@@ -23,7 +23,7 @@ export interface ThreadOptions extends UpkeepTiming {
   /** Lines for postgresql.conf (tests: a smaller max_wal_size, say); none by default. */
   settings: string[]
   /** A tarball of a data directory (PGlite's dumpDataDir) to start from instead of an empty one: tests start each database migrated. */
-  loadDataDir?: Blob
+  loadDataDir?: Uint8Array
 }
 
 /** What one pass of the embedded database's upkeep did (upkeep.ts): tables by schema-qualified name. */
