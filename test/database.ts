@@ -11,11 +11,11 @@
 // database itself start theirs empty from a tarball of one as initdb leaves it.
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { link, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { PGlite } from '@electric-sql/pglite'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 import type { LogConfig } from 'kysely'
 import pg from 'pg'
 import { UnpackSync } from 'tar'
@@ -227,6 +227,51 @@ function migratedTemplate (serverUrl: string): Promise<string> {
  */
 const EMBEDDED_SETTINGS = ['shared_buffers = 8MB']
 
+let thread: Promise<URL> | undefined
+
+/**
+ * The embedded database's thread (src/db/embedded/), transpiled to JavaScript once
+ * per version of its files: from source, each thread would register tsx's hooks,
+ * which on Node.js 20 start a thread of their own (half a second of CPU a
+ * database). Under node_modules, so that the copy finds PGlite; written whole
+ * into place, so that a process never loads part of one.
+ */
+function transpiledThread (): Promise<URL> {
+  thread ??= (async () => {
+    const source = path.join(root, 'src/db/embedded')
+    const files = (await readdir(source)).filter((name) => name.endsWith('.ts')).sort()
+    const texts = await Promise.all(files.map((name) => readFile(path.join(source, name), 'utf8')))
+    const hash = createHash('sha256')
+    files.forEach((name, i) => hash.update(`${name}\0${texts[i]}\0`))
+    const cache = path.join(root, 'node_modules/.cache/projects-api')
+    const dir = path.join(cache, `embedded-thread-${hash.digest('hex').slice(0, 16)}`)
+    if (!existsSync(dir)) {
+      const { default: ts } = await import('typescript')
+      await mkdir(cache, { recursive: true })
+      const work = await mkdtemp(path.join(cache, 'building-'))
+      await Promise.all(files.map((name, i) => writeFile(path.join(work, name.replace(/\.ts$/, '.js')),
+        ts.transpileModule(texts[i]!, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true } }).outputText)))
+      await rename(work, dir).catch(async (error: NodeJS.ErrnoException) => {
+        await rm(work, { recursive: true, force: true })
+        // Another process put the same one there first.
+        if (!existsSync(dir)) throw error
+      })
+    }
+    return pathToFileURL(path.join(dir, 'thread.js'))
+  })()
+  return thread
+}
+
+type WasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>
+/** WebAssembly's global, which the project's types (no DOM) do not name. */
+const { WebAssembly } = globalThis as unknown as { WebAssembly: { compile: (bytes: Uint8Array) => Promise<WasmModule> } }
+let wasm: Promise<WasmModule> | undefined
+
+/** PGlite's WebAssembly, compiled once for every database of the process (a fifth of a second each). */
+async function compiledPGlite (): Promise<WasmModule> {
+  return await WebAssembly.compile(await readFile(fileURLToPath(import.meta.resolve('@electric-sql/pglite/pglite.wasm'))))
+}
+
 /** `log` is Kysely's: a test can watch every statement the app sends. */
 export async function createTestDatabase (options: { log?: LogConfig } = {}): Promise<TestDatabase> {
   let serverUrl = process.env.DATABASE_URL
@@ -238,7 +283,10 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
   }
 
   if (!serverUrl) {
-    const db = await createDb({ ...databaseOptions(), dataDir: null }, { log: options.log, loadDataDir: await snapshotOf('migrated'), settings: EMBEDDED_SETTINGS })
+    const db = await createDb({ ...databaseOptions(), dataDir: null }, {
+      log: options.log,
+      embedded: { loadDataDir: await snapshotOf('migrated'), settings: EMBEDDED_SETTINGS, thread: await transpiledThread(), wasmModule: await (wasm ??= compiledPGlite()) }
+    })
     await newSigningKeys(db)
     return { db, url: undefined, close: () => db.destroy() }
   }

@@ -5,7 +5,7 @@ import pg from 'pg'
 import type { Config } from '../config.js'
 import { ApiPostgresDialect } from './dialect.js'
 import { cacheStatements } from './statements.js'
-import type { EmbeddedDatabase } from './embedded/index.js'
+import type { EmbeddedDatabase, EmbeddedOptions } from './embedded/index.js'
 import type { Database } from './types.js'
 
 export type Db = Kysely<Database>
@@ -62,12 +62,10 @@ const DATE_OID = 1082
 
 /**
  * `log` is Kysely's: every statement the app sends, e.g. for a test to count.
- * `loadDataDir`: for the embedded database, a tarball of a data directory
- * (PGlite's dumpDataDir) to start from instead of an empty one, so that tests
- * need not migrate each database they make; `settings`, postgresql.conf lines
- * for it (tests: smaller shared buffers); both ignored with a URL.
+ * `embedded`: how tests start the embedded database (a migrated tarball, so that
+ * they need not migrate each database they make, say); ignored with a URL.
  */
-export async function createDb (options: DbOptions, { log, loadDataDir, settings }: { log?: LogConfig, loadDataDir?: Uint8Array, settings?: string[] } = {}): Promise<Db> {
+export async function createDb (options: DbOptions, { log, embedded }: { log?: LogConfig, embedded?: EmbeddedOptions } = {}): Promise<Db> {
   cacheStatements(options.statementCache)
   if (options.url !== null) {
     const types = new pg.TypeOverrides()
@@ -91,7 +89,7 @@ export async function createDb (options: DbOptions, { log, loadDataDir, settings
   }
   // PGlite in a thread of its own (embedded/), which takes the data directory's lock.
   const { EmbeddedDatabase, EmbeddedDialect } = await import('./embedded/index.js')
-  const database = await EmbeddedDatabase.open(options.dataDir, { loadDataDir, settings })
+  const database = await EmbeddedDatabase.open(options.dataDir, embedded)
   const db = new Kysely<Database>({ dialect: new EmbeddedDialect({ database }), log })
   // Kysely closes a driver only once it has been used: use it now, so that
   // destroy() always closes PGlite and releases the lock.

@@ -26,8 +26,10 @@ const THREAD_URL = new URL(`./thread${FROM_SOURCE ? '.ts' : '.js'}`, import.meta
  * The database thread. From source it needs tsx's hooks, which reach a worker
  * thread only on recent Node.js versions (not on 20): where they do not, it
  * registers them itself, then loads the thread anew (a failed import stays failed).
+ * `entry`: the thread's entry already in JavaScript (tests transpile it once).
  */
-function startThread (options: ThreadOptions): Worker {
+function startThread (options: ThreadOptions, entry: URL | undefined): Worker {
+  if (entry !== undefined) return new Worker(entry, { workerData: options })
   if (!FROM_SOURCE) return new Worker(THREAD_URL, { workerData: options })
   const thread = JSON.stringify(THREAD_URL.href)
   const code = `import(${thread}).catch(async (error) => {
@@ -55,6 +57,12 @@ async function started (worker: Worker): Promise<void> {
     }
     worker.on('message', message).on('error', fail).on('exit', exit)
   })
+}
+
+/** How tests start an embedded database (ThreadOptions): none of it is needed in service. */
+export interface EmbeddedOptions extends Partial<Pick<ThreadOptions, 'loadDataDir' | 'settings' | 'wasmModule'>> {
+  /** The thread's entry in JavaScript, where the service's own would need tsx's hooks in the thread. */
+  thread?: URL
 }
 
 interface Pending { resolve: (value: unknown) => void, reject: (error: Error) => void, session: number }
@@ -85,14 +93,15 @@ export class EmbeddedDatabase {
 
   /**
    * Locks `dataDir` (unless in memory), starts the thread and waits until PGlite is
-   * open. `forTests`: when the thread does its upkeep on its own, and PostgreSQL
-   * settings for its rules (postgresql.conf lines).
+   * open. `forTests`: what the tests start their databases with (EmbeddedOptions),
+   * and when the thread does its upkeep on its own.
    */
-  static async open (dataDir: string | null, forTests: Partial<UpkeepTiming & Pick<ThreadOptions, 'settings' | 'loadDataDir'>> = {}): Promise<EmbeddedDatabase> {
+  static async open (dataDir: string | null, forTests: EmbeddedOptions & Partial<UpkeepTiming> = {}): Promise<EmbeddedDatabase> {
     const release = dataDir === null ? () => {} : lockDataDir(dataDir)
     let worker: Worker | undefined
     try {
-      worker = startThread({ dataDir, upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...forTests, settings: forTests.settings ?? [] })
+      const { thread, ...options } = forTests
+      worker = startThread({ dataDir, upkeepIntervalMs: null, upkeepQuietMs: null, upkeepMaxWaitMs: null, ...options, settings: options.settings ?? [] }, thread)
       await started(worker)
       if (dataDir !== null) privateFiles(dataDir)
     } catch (error) {

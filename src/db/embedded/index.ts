@@ -4,7 +4,7 @@
 // order it runs statements in (queue.ts), the messages between the threads
 // (protocol.ts), its upkeep (upkeep.ts, upkeep-rules.ts) and its data directory
 // (data-dir.ts).
-export { EmbeddedDatabase } from './database.js'
+export { EmbeddedDatabase, type EmbeddedOptions } from './database.js'
 export { EmbeddedDialect, type EmbeddedDialectConfig } from './dialect.js'
 export {
   EmbeddedDatabaseError,

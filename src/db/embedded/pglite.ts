@@ -4,9 +4,10 @@
 import { PGlite } from '@electric-sql/pglite'
 import { TEXT_PARSERS, type ThreadOptions } from './protocol.js'
 
-export async function openPGlite ({ dataDir, settings, loadDataDir }: Pick<ThreadOptions, 'dataDir' | 'settings' | 'loadDataDir'>): Promise<PGlite> {
+export async function openPGlite ({ dataDir, settings, loadDataDir, wasmModule }: Pick<ThreadOptions, 'dataDir' | 'settings' | 'loadDataDir' | 'wasmModule'>): Promise<PGlite> {
   return await PGlite.create(dataDir ?? 'memory://', {
     parsers: TEXT_PARSERS,
+    ...(wasmModule !== undefined ? { pgliteWasmModule: wasmModule } : {}),
     ...(settings.length > 0 ? { postgresqlconf: settings } : {}),
     ...(loadDataDir !== undefined ? { loadDataDir: tarball(loadDataDir) } : {})
   })

@@ -4,7 +4,7 @@
 // from `pg`, whichever database answered. JSON columns cross as text, parsed on
 // arrival: copying a string between threads costs a fraction of copying the objects
 // parsed from it, and the thread serving HTTP has time to spare.
-import type { Results } from '@electric-sql/pglite'
+import type { PGliteOptions, Results } from '@electric-sql/pglite'
 
 /** When the database thread does its upkeep on its own (upkeep.ts); null: the default. */
 export interface UpkeepTiming {
@@ -24,6 +24,8 @@ export interface ThreadOptions extends UpkeepTiming {
   settings: string[]
   /** A tarball of a data directory (PGlite's dumpDataDir) to start from instead of an empty one: tests start each database migrated. */
   loadDataDir?: Uint8Array
+  /** PGlite's WebAssembly, compiled already: tests compile it once for all their databases. */
+  wasmModule?: PGliteOptions['pgliteWasmModule']
 }
 
 /** What one pass of the embedded database's upkeep did (upkeep.ts): tables by schema-qualified name. */

@@ -28,7 +28,7 @@ t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
 /** An embedded database in memory, closed when the test ends: each test makes the tables it uses. */
 async function inMemory (t: Tap, env: Record<string, string> = {}): Promise<Db> {
-  const db = await createDb({ ...databaseOptions(env), dataDir: null }, { loadDataDir: await initdbSnapshot() })
+  const db = await createDb({ ...databaseOptions(env), dataDir: null }, { embedded: { loadDataDir: await initdbSnapshot() } })
   t.teardown(() => db.destroy())
   return db
 }
