@@ -160,7 +160,10 @@ function snapshotOf (kind: SnapshotKind): Promise<Buffer> {
     })
     const now = new Date()
     await utimes(file, now, now).catch(() => {})
-    return tarball
+    // Shared memory: each database's thread gets the bytes without a copy (PGlite copies out what it unpacks).
+    const shared = Buffer.from(new SharedArrayBuffer(tarball.length))
+    tarball.copy(shared)
+    return shared
   })()
   snapshot.catch(() => { made.delete(kind) })
   made.set(kind, snapshot)
