@@ -11,7 +11,7 @@
 // database itself start theirs empty from a tarball of one as initdb leaves it.
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { link, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { appendFile, link, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -22,6 +22,7 @@ import { UnpackSync } from 'tar'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db, type DbOptions } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { transpiledTree } from './transpiled.js'
 
 export interface TestDatabase {
   db: Db
@@ -230,41 +231,6 @@ function migratedTemplate (serverUrl: string): Promise<string> {
  */
 const EMBEDDED_SETTINGS = ['shared_buffers = 8MB']
 
-let thread: Promise<URL> | undefined
-
-/**
- * The embedded database's thread (src/db/embedded/), transpiled to JavaScript once
- * per version of its files: from source, each thread would register tsx's hooks,
- * which on Node.js 20 start a thread of their own (half a second of CPU a
- * database). Under node_modules, so that the copy finds PGlite; written whole
- * into place, so that a process never loads part of one.
- */
-function transpiledThread (): Promise<URL> {
-  thread ??= (async () => {
-    const source = path.join(root, 'src/db/embedded')
-    const files = (await readdir(source)).filter((name) => name.endsWith('.ts')).sort()
-    const texts = await Promise.all(files.map((name) => readFile(path.join(source, name), 'utf8')))
-    const hash = createHash('sha256')
-    files.forEach((name, i) => hash.update(`${name}\0${texts[i]}\0`))
-    const cache = path.join(root, 'node_modules/.cache/projects-api')
-    const dir = path.join(cache, `embedded-thread-${hash.digest('hex').slice(0, 16)}`)
-    if (!existsSync(dir)) {
-      const { default: ts } = await import('typescript')
-      await mkdir(cache, { recursive: true })
-      const work = await mkdtemp(path.join(cache, 'building-'))
-      await Promise.all(files.map((name, i) => writeFile(path.join(work, name.replace(/\.ts$/, '.js')),
-        ts.transpileModule(texts[i]!, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true } }).outputText)))
-      await rename(work, dir).catch(async (error: NodeJS.ErrnoException) => {
-        await rm(work, { recursive: true, force: true })
-        // Another process put the same one there first.
-        if (!existsSync(dir)) throw error
-      })
-    }
-    return pathToFileURL(path.join(dir, 'thread.js'))
-  })()
-  return thread
-}
-
 type WasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>
 /** WebAssembly's global, which the project's types (no DOM) do not name. */
 const { WebAssembly } = globalThis as unknown as { WebAssembly: { compile: (bytes: Uint8Array) => Promise<WasmModule> } }
@@ -273,6 +239,14 @@ let wasm: Promise<WasmModule> | undefined
 /** PGlite's WebAssembly, compiled once for every database of the process (a fifth of a second each). */
 async function compiledPGlite (): Promise<WasmModule> {
   return await WebAssembly.compile(await readFile(fileURLToPath(import.meta.resolve('@electric-sql/pglite/pglite.wasm'))))
+}
+
+/**
+ * The embedded database's thread as JavaScript (test/transpiled.ts): from source,
+ * each thread would load tsx and start its hooks' own thread.
+ */
+async function embeddedThread (): Promise<URL> {
+  return pathToFileURL(path.join(await transpiledTree(), 'src/db/embedded/thread.js'))
 }
 
 /** `log` is Kysely's: a test can watch every statement the app sends. */
@@ -288,7 +262,7 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
   if (!serverUrl) {
     const db = await createDb({ ...databaseOptions(), dataDir: null }, {
       log: options.log,
-      embedded: { loadDataDir: await snapshotOf('migrated'), settings: EMBEDDED_SETTINGS, thread: await transpiledThread(), wasmModule: await (wasm ??= compiledPGlite()) }
+      embedded: { loadDataDir: await snapshotOf('migrated'), settings: EMBEDDED_SETTINGS, thread: await embeddedThread(), wasmModule: await (wasm ??= compiledPGlite()) }
     })
     await newSigningKeys(db)
     return { db, url: undefined, close: () => db.destroy() }
@@ -314,7 +288,8 @@ export async function createTestDatabase (options: { log?: LogConfig } = {}): Pr
 /**
  * Writes the migrated data directory into `dataDir` (created if missing, with no
  * database yet) as files, without opening it: a server started there finds its
- * tables and no company, as after `migrate`.
+ * tables and no company, as after `migrate`, and the tests' settings in its
+ * postgresql.conf.
  */
 export async function writeMigratedDataDir (dataDir: string): Promise<void> {
   const tarball = await snapshotOf('migrated')
@@ -324,6 +299,8 @@ export async function writeMigratedDataDir (dataDir: string): Promise<void> {
   const problems: string[] = []
   new UnpackSync({ cwd: dataDir, onwarn: (code, message) => { if (code !== 'TAR_ENTRY_INFO') problems.push(`${code}: ${message}`) } }).end(tarball)
   if (problems.length > 0) throw new Error(`the migrated snapshot did not unpack into ${dataDir}: ${problems.join('; ')}`)
+  // The tests' settings, for whatever opens the directory (a server, a command line).
+  await appendFile(path.join(dataDir, 'postgresql.conf'), `\n${EMBEDDED_SETTINGS.join('\n')}\n`)
 }
 
 /**

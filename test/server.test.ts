@@ -13,7 +13,7 @@ import t from './tap.js'
 import { createDb } from '../src/db/index.js'
 import { createTestDatabase, databaseOptions } from './database.js'
 import { waitFor } from './helper.js'
-import { BUILT, freePort, launchServer, type ServerProcess } from './launch.js'
+import { BUILT, FROM_SOURCE, freePort, launchServer, type ServerProcess } from './launch.js'
 
 t.setTimeout(180_000)
 
@@ -21,7 +21,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 
 /** The server as a newcomer starts it, logging at info, once it is ready. */
 async function start (t: Test, env: Record<string, string>, port: number, entry?: string[]): Promise<ServerProcess> {
-  return await launchServer({ t, env: { LOG_LEVEL: 'info', ...env }, port, entry })
+  return await launchServer({ t, env: { LOG_LEVEL: 'info', ...env }, port, entry: entry ?? FROM_SOURCE })
 }
 
 /** Waits until the output matches (the hint is printed after the server listens); whether it did. */

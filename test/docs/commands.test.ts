@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url'
 import t from '../tap.js'
 import { ConfigSchema } from '../../src/config.js'
 import { writeMigratedDataDir } from '../database.js'
-import { freePort, launchServer } from '../launch.js'
+import { FROM_SOURCE, freePort, launchServer } from '../launch.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The origin the documents show; the test's server has its own. */
@@ -126,7 +126,7 @@ t.test('every runnable command of the documents works as written', async (t) => 
   const secondPort = String(await freePort())
   // Migrated already (as `npm start` leaves it, less the demo, which the server loads): the first start itself is server.test.ts's.
   await writeMigratedDataDir(path.join(work, '.data'))
-  const server = await launchServer({ t, env: { DATABASE_URL: '', DATA_DIR: path.join(work, '.data'), LOG_LEVEL: 'warn' } })
+  const server = await launchServer({ t, entry: FROM_SOURCE, env: { DATABASE_URL: '', DATA_DIR: path.join(work, '.data'), LOG_LEVEL: 'warn' } })
   t.teardown(() => server.stop())
 
   // The reader's shell, with none of the server's settings.
