@@ -22,6 +22,7 @@ import { UnpackSync } from 'tar'
 import { loadConfig } from '../src/config.js'
 import { createDb, dbOptions, type Db, type DbOptions } from '../src/db/index.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { pruneUnused } from './cache.js'
 import { transpiledTree } from './transpiled.js'
 
 export interface TestDatabase {
@@ -130,14 +131,7 @@ async function writeSnapshot (kind: SnapshotKind, file: string): Promise<void> {
   } finally {
     await rm(work, { recursive: true, force: true })
   }
-  // Those of other migrations, and what a process that died left, untouched for a
-  // day: no run still needs them.
-  for (const name of await readdir(snapshots)) {
-    const other = path.join(snapshots, name)
-    if (other === file || !/^(pglite-|building-)/.test(name)) continue
-    const { mtimeMs } = await stat(other).catch(() => ({ mtimeMs: Date.now() }))
-    if (Date.now() - mtimeMs > 86_400_000) await rm(other, { recursive: true, force: true })
-  }
+  await pruneUnused(snapshots, file, /^(pglite-|building-)/)
 }
 
 const made = new Map<SnapshotKind, Promise<Buffer>>()

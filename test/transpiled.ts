@@ -5,12 +5,14 @@
 // loaded: a server's start from source takes about 9 s of CPU. Types are not
 // checked here (`npm run typecheck` does that). The tree lies under node_modules,
 // so that its imports find the packages, and is put in place whole, so that a
-// process never runs part of one.
+// process never runs part of one; trees of other versions go after a day unused
+// (test/cache.ts).
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { pruneUnused } from './cache.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** What the service is made of: its TypeScript, and package.json, which it reads. */
@@ -33,7 +35,12 @@ export function transpiledTree (): Promise<string> {
     files.forEach((file, i) => hash.update(`\0${file}\0${texts[i]}`))
     const cache = path.join(ROOT, 'node_modules/.cache/projects-api')
     const dir = path.join(cache, `tree-${hash.digest('hex').slice(0, 16)}`)
-    if (existsSync(dir)) return dir
+    if (existsSync(dir)) {
+      // Touched, so that it is not pruned while runs still use it.
+      const now = new Date()
+      await utimes(dir, now, now).catch(() => {})
+      return dir
+    }
     const { default: ts } = await import('typescript')
     await mkdir(cache, { recursive: true })
     const work = await mkdtemp(path.join(cache, 'building-'))
@@ -48,6 +55,7 @@ export function transpiledTree (): Promise<string> {
       // Another process put the same tree there first.
       if (!existsSync(dir)) throw error
     })
+    await pruneUnused(cache, dir, /^(tree-|building-)/)
     return dir
   })()
   tree.catch(() => { tree = undefined })
