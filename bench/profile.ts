@@ -24,7 +24,7 @@ migrate(tree, url, path.join(tmp, 'build.log'))
 const dataset = await seedAt(url, DEFAULT_SIZE)
 const server = await startServer({
   entry: tree.entry, start: productionStart(ROOT), logFile: path.join(tmp, 'server.log'), nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${tmp}`, ...(process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
-  env: { LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '4', DATABASE_URL: url, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(DB_|METRICS_|OTEL_)/.test(k))) as Record<string, string> }
+  env: { LOG_LEVEL: 'warn', NODE_ENV: 'production', RATE_LIMIT_MAX: '0', DB_POOL_SIZE: '4', DATABASE_URL: url, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(DB_|METRICS_|OTEL_|ANSWER_)/.test(k))) as Record<string, string> }
 })
 const run = () => load({ url: server.url, pid: server.pid, operation, targets: dataset[TARGET_SETS[operation]], connections: 50, seconds, database: 'bench_profile' })
 await run()

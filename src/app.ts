@@ -30,6 +30,7 @@ import jsonBody from './http/json-body.js'
 import errors from './http/errors.js'
 import rateLimit from './http/rate-limit.js'
 import cursors from './http/cursors.js'
+import answerCache from './http/answer-cache.js'
 import auth from './auth/authenticate.js'
 import health from './health/index.js'
 import projects from './projects/index.js'
@@ -90,6 +91,7 @@ export default fp<AppOptions>(async (fastify, { db, config }) => {
     authFailureWindowMs: config.AUTH_FAILURE_LIMIT_WINDOW_MS,
     redisUrl: config.REDIS_URL
   })
+  await fastify.register(answerCache, { budgetBytes: config.ANSWER_CACHE_MB * 1024 * 1024 })
   await fastify.register(auth)
   await fastify.register(health, { prefix: '/health' })
   await fastify.register(cursors)

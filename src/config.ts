@@ -41,6 +41,7 @@ export const ConfigSchema = Type.Object({
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest a statement may run' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest to wait for a connection' }),
   DB_STATEMENT_CACHE: Type.Boolean({ default: true, description: 'Build the Project\'s statements once and prepare them on each connection; false builds and plans each anew' }),
+  ANSWER_CACHE_MB: Type.Integer({ default: 64, minimum: 0, maximum: 65536, description: 'Memory for the answers of reads kept while the database stays as it was (http/answer-cache.ts); 0 keeps none' }),
   BODY_LIMIT_BYTES: Type.Integer({ default: 1048576, minimum: 1024, maximum: 67108864, description: 'Largest request body accepted; larger gets 413' }),
   HEADERS_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: "Longest a client may take to send a request's headers; then 408 and the connection is closed" }),
   REQUEST_TIMEOUT_MS: Type.Integer({ default: 30000, minimum: 100, description: 'Longest a client may take to send a whole request, body included; then 408 and the connection is closed. At least HEADERS_TIMEOUT_MS' }),

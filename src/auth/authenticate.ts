@@ -9,6 +9,7 @@ import { ApiError } from '../errors.js'
 import { headerCount } from '../http/raw-headers.js'
 import { findToken, recordUse, tokenDigest } from './tokens.js'
 import { countAuthFailure } from '../metrics/registry.js'
+import type {} from '../http/answer-cache.js'
 
 /** Who a request acts for. */
 export interface Caller {
@@ -72,7 +73,7 @@ function isMutation (request: FastifyRequest): boolean {
 export default fp(async (fastify) => {
   fastify.decorateRequest('caller', null as unknown as Caller)
 
-  /** The caller of the request, or the 400, 401, 403 or 429 that refuses it. */
+  /** The caller of the request, or the 400, 401, 403 or 429 that refuses it; sets the request's databaseMoment. */
   async function caller (request: FastifyRequest): Promise<Caller> {
     // Two credentials are ambiguous: a proxy may judge one and this service the
     // other (RFC 6750 §3.1: invalid_request), whatever they are.
@@ -97,6 +98,7 @@ export default fp(async (fastify) => {
       throw unauthenticated(owner === null ? 'invalid token' : REJECTIONS[owner.rejection!], true)
     }
     fastify.authFailures.succeeded(request)
+    request.databaseMoment = { snapshot: owner.snapshot, at: owner.now_ms }
     if (owner.stale) await recordUse(fastify.db, owner.token_id)
     if (isMutation(request) && owner.read_only) {
       countAuthFailure('read_only')

@@ -103,6 +103,9 @@ export interface TokenOwner {
   rejection: TokenRejection | null
   /** Whether its last use is unrecorded or over a minute old: recordUse() then records this one. */
   stale: boolean
+  /** pg_current_snapshot() and now() (ms) as the token was read: http/answer-cache.ts keeps answers by them. */
+  snapshot: string
+  now_ms: number
 }
 
 const tokenByDigest = statement(['digest'], (db, { digest }: { digest: Buffer }) => db.selectFrom('api_tokens as t')
@@ -118,7 +121,9 @@ const tokenByDigest = statement(['digest'], (db, { digest }: { digest: Buffer })
         .end()
         .$castTo<TokenRejection | null>()
         .as('rejection'),
-      sql<boolean>`(t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute')`.as('stale')
+      sql<boolean>`(t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute')`.as('stale'),
+      sql<string>`pg_current_snapshot()::text`.as('snapshot'),
+      sql<number>`(extract(epoch from now()) * 1000)::float8`.as('now_ms')
     ]))
 
 /** The token with this digest and its owner, or null when there is none. */

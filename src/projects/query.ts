@@ -28,6 +28,23 @@ const timeframeDates = (table: 'p' | 'g') => [
 /** SPEC part 7's `is_outdated`, judged by the database's clock: an active project's check-in overdue by more than 3 days. */
 const IS_OUTDATED = sql<boolean>`(p.state = 'active' AND coalesce(p.next_check_in_scheduled_at < now() - interval '3 days', false))`
 
+const HOUR_MS = 3_600_000
+
+/**
+ * From when, by the database's clock, one of these projects may turn outdated
+ * (IS_OUTDATED): an active one whose check-in is due, three days after it; an hour
+ * earlier, as three days of a time zone's calendar may be 71 hours. Infinity when
+ * none can (http/answer-cache.ts keeps their answer until then).
+ */
+export function outdatedFrom (rows: readonly ProjectRow[]): number {
+  let from = Infinity
+  for (const row of rows) {
+    if (row.state !== 'active' || row.is_outdated || row.next_check_in_scheduled_at === null) continue
+    from = Math.min(from, row.next_check_in_scheduled_at.getTime() + 71 * HOUR_MS)
+  }
+  return from
+}
+
 /** Every column of the Project's row for the person `personId`; the query selects from `projects as p`. */
 export function projectSelection (db: Queryable, personId: string) {
   return db.selectFrom('projects as p')

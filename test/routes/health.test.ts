@@ -124,7 +124,11 @@ t.test('a read-only database: not ready, reads go on at one round trip each, mut
     const got = await api.get(project.publicId)
     t.equal(got.statusCode, 200, 'get still works')
     t.equal(got.body, before.body, 'and answers the same project')
-    if (i > 0) t.equal(statements.length, 2, 'the token\'s lookup and the read, without recording its use: no failed write first')
+    if (i > 0) {
+      // The second and third reads are answered as the first was (http/answer-cache.ts): nothing committed since.
+      t.equal(statements.length, 1, 'the token\'s lookup alone, without recording its use: no failed write first')
+      t.match(statements[0], /from "api_tokens"/)
+    }
   }
   const row = await projectRow(db, project.id)
   for (const res of [

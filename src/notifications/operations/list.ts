@@ -32,11 +32,14 @@ const listOperation: FastifyPluginAsyncTypebox = async (fastify) => {
         404: WHOLE_INBOX
       }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const page = pageParameter(request.query.page, '/page', PAGE)
     const perPage = pageParameter(request.query.per_page, '/per_page', NOTIFICATION_PAGE)
-    const rows = await listNotifications(fastify.db, request.caller.personId, { limit: perPage, offset: (page - 1) * perPage })
-    return { notifications: rows.map(toNotificationItem) }
+    const personId = request.caller.personId
+    return await fastify.answers.send(request, reply, { key: `notifications/list\n${personId}\n${page}\n${perPage}`, compressed: true }, async () => {
+      const rows = await listNotifications(fastify.db, personId, { limit: perPage, offset: (page - 1) * perPage })
+      return { body: reply.serializeInput({ notifications: rows.map(toNotificationItem) }, '200') as string, until: Infinity }
+    })
   })
 }
 

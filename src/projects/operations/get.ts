@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { invalidExample, queryErrors } from '../../http/responses.js'
 import { decodeId } from '../../ids.js'
-import { findProject } from '../query.js'
+import { findProject, outdatedFrom } from '../query.js'
 import { projectTag, toProject } from '../presenter.js'
 import { projectNotFound } from '../change.js'
 import { entityTag, ifNoneMatch, notModified } from '../conditional.js'
@@ -33,16 +33,20 @@ const getProject: FastifyPluginAsyncTypebox = async (fastify) => {
     const projectId = decodeId(requireId(request.query.id, '/id'))
     const condition = ifNoneMatch(request.headers['if-none-match'])
     const markdown = request.query.include_markdown === 'true'
-    const row = projectId === null ? null : await findProject(fastify.db, projectId, request.caller.personId)
-    if (row === null) throw projectNotFound()
-    const project = toProject(row)
-    const etag = entityTag(projectTag(project), markdown)
-    reply.header('etag', etag)
-    if (notModified(condition, etag)) return reply.code(304).send(undefined)
-    if (!markdown) return { project }
-    // Loaded by the first request that asks for Markdown: prosemirror and its schema are large.
-    const { projectMarkdown } = await import('../markdown.js')
-    return { project, markdown: projectMarkdown(project) }
+    const personId = request.caller.personId
+    return await fastify.answers.send(request, reply, { key: `projects/get\n${personId}\n${projectId}\n${markdown}` }, async () => {
+      const row = projectId === null ? null : await findProject(fastify.db, projectId, personId)
+      if (row === null) throw projectNotFound()
+      const project = toProject(row)
+      // Loaded by the first request that asks for Markdown: prosemirror and its schema are large.
+      const body = markdown ? { project, markdown: (await import('../markdown.js')).projectMarkdown(project) } : { project }
+      return { body: reply.serializeInput(body, '200') as string, etag: entityTag(projectTag(project), markdown), until: outdatedFrom([row]) }
+    }, (answer) => {
+      reply.header('etag', answer.etag)
+      if (!notModified(condition, answer.etag!)) return true
+      reply.code(304).send(undefined)
+      return false
+    })
   })
 }
 

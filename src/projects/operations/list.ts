@@ -4,7 +4,7 @@ import { invalidInput } from '../../errors.js'
 import { decodeId } from '../../ids.js'
 import { pageParameter } from '../../http/paging.js'
 import { invalidExample, nothingToFind, queryErrors } from '../../http/responses.js'
-import { listProjects, type ProjectFilters } from '../query.js'
+import { listProjects, outdatedFrom, type ProjectFilters } from '../query.js'
 import { toProject } from '../presenter.js'
 import { requireId } from '../rules.js'
 import { LIST_LIMIT, ListProjectsQuerySchema, ProjectListResponseSchema } from '../schemas.js'
@@ -55,7 +55,7 @@ const listProjectsOperation: FastifyPluginAsyncTypebox = async (fastify) => {
         404: nothingToFind('a filter\'s id that names nothing the person can see gives an empty page (one that cannot be decoded, 400).')
       }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const query = request.query
     const personId = request.caller.personId
     const filters: ProjectFilters = {
@@ -69,10 +69,12 @@ const listProjectsOperation: FastifyPluginAsyncTypebox = async (fastify) => {
     // A cursor continues only the list of the person and filters it was issued for.
     const scope = `projects/list\n${personId}\n${JSON.stringify(filters)}`
     const after = query.cursor === undefined ? null : listPosition(codec.decode(scope, query.cursor))
-    const { rows, more } = await listProjects(fastify.db, personId, filters, { after, limit })
-    const last = rows.at(-1)
-    const nextCursor = more && last !== undefined ? codec.encode(scope, { name: last.name, id: last.id }) : null
-    return { projects: rows.map(toProject), next_cursor: nextCursor }
+    return await fastify.answers.send(request, reply, { key: `${scope}\n${limit}\n${query.cursor ?? ''}`, compressed: true }, async () => {
+      const { rows, more } = await listProjects(fastify.db, personId, filters, { after, limit })
+      const last = rows.at(-1)
+      const nextCursor = more && last !== undefined ? codec.encode(scope, { name: last.name, id: last.id }) : null
+      return { body: reply.serializeInput({ projects: rows.map(toProject), next_cursor: nextCursor }, '200') as string, until: outdatedFrom(rows) }
+    })
   })
 }
 
