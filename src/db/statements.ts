@@ -14,7 +14,7 @@ import { CompiledQuery, type Compilable, type Kysely } from 'kysely'
 import type { Database } from './types.js'
 
 /** What a statement's arguments may be: each takes the place of one parameter. */
-type Argument = string | number | boolean | Buffer | readonly string[]
+type Argument = string | number | boolean | Buffer | readonly string[] | null
 
 let enabled = true
 const names = new Map<string, string>()

@@ -100,18 +100,23 @@ export async function changeProject (db: Db, change: Change): Promise<{ project:
   return { project: answer, etag: projectTag(answer) }
 }
 
+/** Writes one text column of a project, unless it holds the value already: the row as written, if it was. */
+const setText = (column: 'name' | 'description') => statement(['id', 'value'], (db, { id, value }: { id: string, value: string }) =>
+  db.updateTable('projects')
+    .set({ [column]: value, updated_at: sql`now()` })
+    .where('id', '=', id)
+    .where(column, 'is distinct from', value)
+    .returning(['id', 'name', 'company_id']))
+const SET_TEXT = { name: setText('name'), description: setText('description') }
+
 /**
  * Sets one of the locked project's own columns, unless it holds the value already
  * (then nothing is written, nor recorded): the row as written, or undefined.
  */
 export async function setColumn (trx: Transaction<Database>, project: LockedProject, set: { name: string } | { description: string }) {
   const [column, value] = Object.entries(set)[0] as ['name' | 'description', string]
-  return await trx.updateTable('projects')
-    .set({ ...set, updated_at: sql`now()` })
-    .where('id', '=', project.id)
-    .where(column, 'is distinct from', value)
-    .returning(['id', 'name', 'company_id'])
-    .executeTakeFirst()
+  const [row] = await SET_TEXT[column](trx, { id: project.id, value })
+  return row
 }
 
 /**

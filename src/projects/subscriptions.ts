@@ -6,6 +6,7 @@
 // person or one who cannot view the project. Set-based: no statement per person.
 import { sql, type Transaction } from 'kysely'
 import type { Database } from '../db/types.js'
+import { statement } from '../db/statements.js'
 import { ACCESS, hasAccess } from './access.js'
 
 /**
@@ -34,20 +35,18 @@ export async function subscribeMentioned (trx: Transaction<Database>, project: {
   return people.map((person) => person.id)
 }
 
-/** Notifies the project's subscribers of an activity (`mentioned`: who the new document mentions). */
-export async function notifySubscribers (trx: Transaction<Database>, activity: { id: string, projectId: string, authorId: string, action: string }, mentioned: string[]): Promise<void> {
-  await trx.with('list', (qb) => qb.selectFrom('subscription_lists').where('project_id', '=', activity.projectId).select(['id', 'send_to_everyone']))
+const notifyList = statement(['activityId', 'projectId', 'authorId', 'action', 'mentioned'],
+  (db, a: { activityId: string, projectId: string, authorId: string, action: string, mentioned: readonly string[] }) => db
+    .with('list', (qb) => qb.selectFrom('subscription_lists').where('project_id', '=', a.projectId).select(['id', 'send_to_everyone']))
     .with('candidates', (qb) => qb.selectFrom('subscriptions as s')
       .innerJoin('list', 'list.id', 's.subscription_list_id')
       .where('s.canceled', '=', false)
-      .where((eb) => mentioned.length === 0
-        ? eb('s.type', '<>', 'mentioned')
-        : eb.or([eb('s.type', '<>', 'mentioned'), eb('s.person_id', 'in', mentioned)]))
+      .where((eb) => eb.or([eb('s.type', '<>', 'mentioned'), sql<boolean>`s.person_id = any(${a.mentioned}::uuid[])`]))
       .select('s.person_id')
       .union((eb) => eb.selectFrom('people as pe')
         .innerJoin('projects as p', 'p.company_id', 'pe.company_id')
         .innerJoin('list', (join) => join.onTrue())
-        .where('p.id', '=', activity.projectId)
+        .where('p.id', '=', a.projectId)
         .where('list.send_to_everyone', '=', true)
         .where((eb) => eb.not(eb.exists(eb.selectFrom('subscriptions as s')
           .select(sql.lit(1).as('one'))
@@ -59,21 +58,24 @@ export async function notifySubscribers (trx: Transaction<Database>, activity: {
     .columns(['id', 'person_id', 'project_id', 'activity_id', 'author_id', 'action'])
     .expression((eb) => eb.selectFrom('candidates as r')
       .innerJoin('people as pe', 'pe.id', 'r.person_id')
-      .innerJoin('projects as p', (join) => join.on('p.id', '=', activity.projectId))
-      .where('pe.id', '<>', activity.authorId)
+      .innerJoin('projects as p', (join) => join.on('p.id', '=', a.projectId))
+      .where('pe.id', '<>', a.authorId)
       .where('pe.suspended_at', 'is', null)
       .where((eb) => hasAccess(eb.table('p'), eb.table('pe'), ACCESS.view))
       .select([
         // Time-ordered, with the activity's and the person's ids for random bits:
         // one notification per person per activity.
-        sql<string>`time_ordered_uuid(sha256(uuid_send(${activity.id}::uuid) || uuid_send(pe.id)))`.as('id'),
+        sql<string>`time_ordered_uuid(sha256(uuid_send(${a.activityId}::uuid) || uuid_send(pe.id)))`.as('id'),
         'pe.id as person_id',
-        sql<string>`${activity.projectId}::uuid`.as('project_id'),
-        sql<string>`${activity.id}::uuid`.as('activity_id'),
-        sql<string>`${activity.authorId}::uuid`.as('author_id'),
-        sql<string>`${activity.action}`.as('action')
-      ]))
-    .execute()
+        sql<string>`${a.projectId}::uuid`.as('project_id'),
+        sql<string>`${a.activityId}::uuid`.as('activity_id'),
+        sql<string>`${a.authorId}::uuid`.as('author_id'),
+        sql<string>`${a.action}`.as('action')
+      ])))
+
+/** Notifies the project's subscribers of an activity (`mentioned`: who the new document mentions). */
+export async function notifySubscribers (trx: Transaction<Database>, activity: { id: string, projectId: string, authorId: string, action: string }, mentioned: string[]): Promise<void> {
+  await notifyList(trx, { activityId: activity.id, projectId: activity.projectId, authorId: activity.authorId, action: activity.action, mentioned })
 }
 
 /**

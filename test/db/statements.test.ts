@@ -1,8 +1,10 @@
 // Statements built once (src/db/statements.ts) answer what the statements built
 // each time answer: for any person and any project, with the cache on and off, the
 // project, a page of the list, the token lookup and a change's access check agree,
-// also after the data changes between runs. And a statement refuses an argument it
-// would not pass as a parameter.
+// also after the data changes between runs; a change writes the same rows (its
+// activity, its webhook delivery and job, the notifications of its subscribers and
+// of those it mentions). And a statement refuses an argument it would not pass as a
+// parameter.
 import t from '../tap.js'
 import fc from 'fast-check'
 import { sql } from 'kysely'
@@ -10,10 +12,11 @@ import { cacheStatements, preparedName, statement } from '../../src/db/statement
 import { findProject, listProjects } from '../../src/projects/query.js'
 import { findToken, tokenDigest } from '../../src/auth/tokens.js'
 import { changeProject } from '../../src/projects/change.js'
+import { shortId } from '../../src/ids.js'
 import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
 import type { AccessLevel, ContributorRole } from '../../src/db/types.js'
 
-const { db } = await build(t)
+const { app, db } = await build(t)
 t.teardown(() => cacheStatements(true))
 
 const company = await createCompany(db)
@@ -101,4 +104,50 @@ t.test('a statement passes each argument as a parameter, and names its SQL only 
   t.equal(preparedName(text), undefined)
   t.same(await byId(db, { id: named.id }), [{ name: named.name }])
   cacheStatements(true)
+})
+
+t.test('a rename and a description change write the same rows with the cache on and off', async (t) => {
+  const champion = people[1]!
+  const mentioned = people[2]!
+  const { token } = await tokenFor(db, champion.email)
+  await db.insertInto('webhooks').values({ company_id: company.id, url: 'https://hooks.example.com/s', events: ['project.renamed', 'project.description_changed'], secret: 'whsec_x' }).execute()
+  const description = JSON.stringify({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'mention', attrs: { id: shortId(mentioned.id), label: mentioned.full_name } }] }] })
+  async function written (on: boolean) {
+    const label = on ? 'cached' : 'built'
+    cacheStatements(on)
+    const project = await createProject(db, space, { name: `Written ${label}`, access: { company: 70, space: 70 } })
+    await addContributor(db, project.id, champion.id, 'champion')
+    await addContributor(db, project.id, people[0]!.id, 'contributor')
+    const headers = { authorization: `Bearer ${token}` }
+    const renamed = await app.inject({ method: 'POST', url: '/api/external/v1/projects/update_name', headers, payload: { project_id: project.publicId, name: `Renamed ${label}` } })
+    const described = await app.inject({ method: 'POST', url: '/api/external/v1/projects/update_description', headers, payload: { project_id: project.publicId, description } })
+    cacheStatements(true)
+    t.equal(renamed.statusCode, 200)
+    t.equal(described.statusCode, 200)
+    const activities = await db.selectFrom('activities').select(['action', 'author_id', 'token_id', 'content'])
+      .where('project_id', '=', project.id).orderBy('inserted_at').orderBy('id').execute()
+    const deliveries = await db.selectFrom('webhook_deliveries as d').innerJoin('activities as a', 'a.id', 'd.event_id')
+      .select(['d.event_type', 'd.payload']).where('a.project_id', '=', project.id).orderBy('a.inserted_at').execute()
+    const jobs = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job j JOIN webhook_deliveries d ON d.id = (j.data->>'delivery_id')::uuid
+      JOIN activities a ON a.id = d.event_id WHERE a.project_id = ${project.id}`.execute(db)
+    const notified = await db.selectFrom('notifications').select(['person_id', 'action', 'author_id'])
+      .where('project_id', '=', project.id).orderBy('action').orderBy('person_id').execute()
+    const subscribed = await db.selectFrom('subscriptions as s').innerJoin('subscription_lists as l', 'l.id', 's.subscription_list_id')
+      .select(['s.person_id', 's.type']).where('l.project_id', '=', project.id).orderBy('s.person_id').execute()
+    const neutral = (text: string) => text.replaceAll(label, 'X')
+    return {
+      activities: activities.map((a) => ({ ...a, content: neutral(JSON.stringify(a.content)) })),
+      deliveries: deliveries.map((d) => ({ type: d.event_type, change: neutral(JSON.stringify((d.payload as { data: { change: unknown } }).data.change)) })),
+      jobs: jobs.rows[0]!.n,
+      notified,
+      subscribed
+    }
+  }
+  const cached = await written(true)
+  const built = await written(false)
+  t.same(cached, built)
+  t.equal(cached.activities.length, 2)
+  t.equal(cached.deliveries.length, 2)
+  t.equal(cached.jobs, 2)
+  t.ok(cached.notified.some((n) => n.person_id === mentioned.id), 'the person mentioned is notified')
 })
