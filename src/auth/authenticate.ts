@@ -9,7 +9,6 @@ import { ApiError } from '../errors.js'
 import { headerCount } from '../http/raw-headers.js'
 import { findToken, recordUse, tokenDigest } from './tokens.js'
 import { countAuthFailure } from '../metrics/registry.js'
-import type {} from '../http/answer-cache.js'
 
 /** Who a request acts for. */
 export interface Caller {
@@ -99,7 +98,10 @@ export default fp(async (fastify) => {
     }
     fastify.authFailures.succeeded(request)
     request.databaseMoment = { snapshot: owner.snapshot, at: owner.now_ms }
-    if (owner.stale) await recordUse(fastify.db, owner.token_id)
+    if (owner.stale) {
+      const recorded = await recordUse(fastify.db, owner.token_id)
+      if (recorded !== undefined) fastify.answers.passOver(recorded)
+    }
     if (isMutation(request) && owner.read_only) {
       countAuthFailure('read_only')
       throw new ApiError(403, 'read_only_token', 'this token is read-only and cannot be used for mutations', undefined, {
@@ -112,4 +114,4 @@ export default fp(async (fastify) => {
   fastify.decorate('authenticate', async (request: FastifyRequest) => {
     request.caller = await caller(request)
   })
-}, { name: 'auth', dependencies: ['db', 'rate-limit', '@fastify/sensible'] })
+}, { name: 'auth', dependencies: ['db', 'rate-limit', 'answer-cache', '@fastify/sensible'] })

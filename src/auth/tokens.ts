@@ -142,18 +142,23 @@ const readOnlyUntil = new WeakMap<Db, number>()
 /**
  * Records a token's use, at most once a minute (SPEC part 2: never a write on
  * every request). A database that takes no writes (a standby) leaves it unrecorded
- * for a few seconds at a time: reads go on without a failed write first.
+ * for a few seconds at a time: reads go on without a failed write first. The id
+ * of the transaction that recorded it, when one did (http/answer-cache.ts lets its
+ * commit pass: no answer reads when a token was last used).
  */
-export async function recordUse (db: Db, tokenId: string): Promise<void> {
-  if ((readOnlyUntil.get(db) ?? 0) > Date.now()) return
+export async function recordUse (db: Db, tokenId: string): Promise<string | undefined> {
+  if ((readOnlyUntil.get(db) ?? 0) > Date.now()) return undefined
   try {
-    await db.updateTable('api_tokens')
+    const row = await db.updateTable('api_tokens')
       .set({ last_used_at: sql`now()` })
       .where('id', '=', tokenId)
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
-      .execute()
+      .returning(sql<string>`pg_current_xact_id()::text`.as('xid'))
+      .executeTakeFirst()
+    return row?.xid
   } catch (error) {
     if ((error as { code?: unknown }).code !== READ_ONLY_TRANSACTION) throw error
     readOnlyUntil.set(db, Date.now() + READ_ONLY_RECHECK_MS)
+    return undefined
   }
 }

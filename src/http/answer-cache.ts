@@ -5,7 +5,10 @@
 // for any later request that sees S, until the clock makes it untrue (a project
 // becomes outdated at an instant its row tells). A commit anywhere changes the
 // snapshot, and each kept answer is computed anew on its next read: nothing here
-// needs to know which rows an answer read.
+// needs to know which rows an answer read. One kind of commit is let pass: the
+// once-a-minute record of a token's use (auth/tokens.ts), whose transaction ids
+// this process is told of. Between two snapshots that differ by those alone, a
+// kept answer still holds: no answer reads when a token was last used.
 //
 // An answer is kept as its route's serializer writes it and, on the routes that
 // compress their pages, gzip-compressed once for the clients that accept it, as
@@ -34,6 +37,20 @@ export interface Answer {
   until: number
 }
 
+/** A snapshot's parts (xmin:xmax:xip,…): every transaction below xmax not in xip had ended. */
+interface Snapshot { xmax: number, running: Set<number> }
+
+function parseSnapshot (text: string): Snapshot | null {
+  const match = /^(\d+):(\d+):([\d,]*)$/.exec(text)
+  if (match === null) return null
+  return { xmax: Number(match[2]), running: new Set(match[3] === '' ? [] : match[3]!.split(',').map(Number)) }
+}
+
+/** Transactions let pass that a snapshot may differ by, at most: past it, it is taken as changed. */
+const PASSABLE = 64
+/** Transaction ids let pass, the most recent: a commit older than these has long been seen. */
+const REMEMBERED = 4096
+
 interface Kept extends Answer {
   snapshot: string
   /** The body gzip-compressed, once a client that accepts gzip read it from a page route. */
@@ -51,6 +68,7 @@ export class AnswerCache {
   readonly #budget: number
   readonly #kept = new Map<string, Kept>()
   #bytes = 0
+  readonly #passed = new Set<number>()
 
   /** `budget` in bytes; 0 keeps nothing. */
   constructor (budget: number) {
@@ -80,13 +98,41 @@ export class AnswerCache {
     return reply.send(answer.body)
   }
 
+  /** Lets the commit of transaction `xid` pass: it wrote nothing any answer reads. */
+  passOver (xid: string): void {
+    this.#passed.add(Number(xid))
+    for (const oldest of this.#passed) {
+      if (this.#passed.size <= REMEMBERED) break
+      this.#passed.delete(oldest)
+    }
+  }
+
+  /**
+   * Whether snapshot `now` has seen only the commits of `kept` and some let pass:
+   * every transaction that ended between them was let pass, and none that had
+   * ended at `kept` is running at `now` (an older snapshot than the kept one).
+   */
+  #unchangedSince (kept: string, now: string): boolean {
+    if (kept === now) return true
+    const before = parseSnapshot(kept)
+    const after = parseSnapshot(now)
+    if (before === null || after === null || after.xmax < before.xmax || after.xmax - before.xmax > PASSABLE) return false
+    for (const xid of after.running) if (xid < before.xmax && !before.running.has(xid)) return false
+    const ended = (xid: number) => !after.running.has(xid)
+    for (const xid of before.running) if (xid < after.xmax && ended(xid) && !this.#passed.has(xid)) return false
+    for (let xid = before.xmax; xid < after.xmax; xid++) if (ended(xid) && !this.#passed.has(xid)) return false
+    return true
+  }
+
   /** The answer kept under `key` for this moment, else `compute`'s, kept for the moments that follow. */
   async read (key: string, moment: DatabaseMoment, compute: () => Promise<Answer>): Promise<Answer & { gzip?: Buffer }> {
     if (this.#budget === 0) return await compute()
     const kept = this.#kept.get(key)
     if (kept !== undefined) {
       this.#forget(key, kept)
-      if (kept.snapshot === moment.snapshot && moment.at < kept.until) {
+      if (moment.at < kept.until && this.#unchangedSince(kept.snapshot, moment.snapshot)) {
+        // Compared from the later snapshot from now on.
+        kept.snapshot = moment.snapshot
         this.#keep(key, kept)
         return kept
       }
