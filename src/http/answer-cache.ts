@@ -51,7 +51,7 @@ const PASSABLE = 64
 /** Transaction ids let pass, the most recent: a commit older than these has long been seen. */
 const REMEMBERED = 4096
 
-interface Kept extends Answer {
+export interface Kept extends Answer {
   snapshot: string
   /** The body gzip-compressed, once a client that accepts gzip read it from a page route. */
   gzip?: Buffer
@@ -83,7 +83,7 @@ export class AnswerCache {
    */
   async send (request: FastifyRequest, reply: FastifyReply, options: { key: string, compressed?: boolean },
     compute: () => Promise<Answer>, prepare?: (answer: Answer) => boolean): Promise<FastifyReply> {
-    const answer: Answer & { gzip?: Buffer } = await this.read(options.key, request.databaseMoment, compute)
+    const answer = await this.read(options.key, request.databaseMoment, compute)
     if (prepare !== undefined && !prepare(answer)) return reply
     reply.type('application/json; charset=utf-8')
     if (options.compressed === true && this.#budget > 0 && acceptsGzip(request) && answer.body.length >= COMPRESSION_THRESHOLD) {
@@ -125,8 +125,8 @@ export class AnswerCache {
   }
 
   /** The answer kept under `key` for this moment, else `compute`'s, kept for the moments that follow. */
-  async read (key: string, moment: DatabaseMoment, compute: () => Promise<Answer>): Promise<Answer & { gzip?: Buffer }> {
-    if (this.#budget === 0) return await compute()
+  async read (key: string, moment: DatabaseMoment, compute: () => Promise<Answer>): Promise<Kept> {
+    if (this.#budget === 0) return { ...await compute(), snapshot: moment.snapshot }
     const kept = this.#kept.get(key)
     if (kept !== undefined) {
       this.#forget(key, kept)
