@@ -19,7 +19,7 @@ import type { Db } from './db/index.js'
 import compress from '@fastify/compress'
 import { COMPONENTS } from './components.js'
 import { buildSerializer } from './schemas/serializer.js'
-import { loggerOptions } from './logger.js'
+import { logDestination, loggerOptions } from './logger.js'
 import dbPlugin from './db/plugin.js'
 import requestIds, { requestId } from './http/request-id.js'
 import security from './http/security.js'
@@ -44,10 +44,7 @@ import { PAGE_COMPRESSION } from './schemas/common.js'
 
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   return {
-    logger: {
-      ...loggerOptions(config, options),
-      ...(options.logStream ? { stream: options.logStream } : {})
-    },
+    logger: { ...loggerOptions(config, options), stream: logDestination(config, options) },
     bodyLimit: config.BODY_LIMIT_BYTES,
     ...transportOptions(config),
     genReqId: requestId,

@@ -2,7 +2,7 @@
 // alike: the level, what is never written (credentials), and pretty lines only in
 // development on a terminal.
 import { trace } from '@opentelemetry/api'
-import type { DestinationStream, LoggerOptions } from 'pino'
+import { pino, type DestinationStream, type LoggerOptions } from 'pino'
 import type { Config } from './config.js'
 import { redactTokens } from './redact.js'
 
@@ -43,4 +43,15 @@ export function loggerOptions (config: Config, options: { logStream?: Destinatio
     },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
   }
+}
+
+/**
+ * Where the log goes: `logStream` when given (tests), pino-pretty's transport when
+ * pretty, else standard output, written synchronously as Node.js writes to files
+ * and pipes. pino's own default writes in the background, and a process's exit
+ * drops a write still under way: a stop's last line ('shut down') could be lost.
+ */
+export function logDestination (config: Config, options: { logStream?: DestinationStream } = {}): DestinationStream | undefined {
+  if (options.logStream !== undefined) return options.logStream
+  return prettyLogs(config) ? undefined : pino.destination({ dest: 1, sync: true })
 }

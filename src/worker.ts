@@ -6,7 +6,7 @@
 // that opened it: there the API process delivers (WEBHOOKS_WORKER=true).
 import { tracing } from './tracing/worker.js' // first: it instruments what the imports below load
 import { pino } from 'pino'
-import { loggerOptions } from './logger.js'
+import { logDestination, loggerOptions } from './logger.js'
 import { loadConfigOrExit } from './config.js'
 import { createDb, dbOptions } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
@@ -25,7 +25,7 @@ async function main (): Promise<void> {
     process.exit(2)
   }
 
-  const log = pino(loggerOptions(config))
+  const log = pino(loggerOptions(config), logDestination(config))
   const db = await createDb(dbOptions(config))
   await migrateToLatest(db)
   if (config.WEBHOOKS_ALLOW_PRIVATE_TARGETS) log.warn(PRIVATE_TARGETS_WARNING)

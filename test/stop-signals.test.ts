@@ -61,7 +61,9 @@ function assertGracefulStop (t: Test, server: ServerProcess, signal: string): vo
   t.same(lines.filter((l) => l.msg === 'shutting down').map((l) => l.signal), [signal], `one stop, for ${signal}`)
   t.notMatch(server.output(), /second SIG|killed by timeout/, 'not cut short')
   t.same(lines.filter((l) => Number(l.level) >= 50).map((l) => l.msg), [], 'nothing logged as an error')
-  t.equal(lines.at(-1)?.msg, 'shut down', 'the stop ran to its end')
+  // A relayed copy of the signal may land between the last line and the exit: it is logged, and changes nothing.
+  const last = lines.filter((l) => l.msg !== 'stop signal while stopping: the graceful stop goes on').at(-1)
+  t.equal(last?.msg, 'shut down', 'the stop ran to its end', { lines: lines.slice(-4) })
 }
 
 t.test('npm start, stopped as a process manager stops it (SIGTERM to its process group), stops gracefully', async (t) => {
