@@ -44,7 +44,7 @@ import { PAGE_COMPRESSION } from './schemas/common.js'
 
 export function appOptions (config: Config, options: { logStream?: DestinationStream } = {}): FastifyHttpOptions<Server> {
   return {
-    logger: { ...loggerOptions(config, options), stream: logDestination(config, options) },
+    logger: { ...loggerOptions(config), stream: logDestination(config, options) },
     bodyLimit: config.BODY_LIMIT_BYTES,
     ...transportOptions(config),
     genReqId: requestId,

@@ -1,6 +1,6 @@
 // The log's settings (pino's), for the server and the webhook worker process
-// alike: the level, what is never written (credentials), and pretty lines only in
-// development on a terminal.
+// alike: the level and what is never written (credentials); and where its lines
+// go: pretty only in development on a terminal, else JSON on standard output.
 import { trace } from '@opentelemetry/api'
 import { pino, type DestinationStream, type LoggerOptions } from 'pino'
 import type { Config } from './config.js'
@@ -25,8 +25,7 @@ function traceFields (): Record<string, string> {
   return { trace_id: traceId, span_id: spanId }
 }
 
-export function loggerOptions (config: Config, options: { logStream?: DestinationStream } = {}): LoggerOptions {
-  const pretty = options.logStream === undefined && prettyLogs(config)
+export function loggerOptions (config: Config): LoggerOptions {
   return {
     level: config.LOG_LEVEL,
     mixin: traceFields,
@@ -40,18 +39,18 @@ export function loggerOptions (config: Config, options: { logStream?: Destinatio
         remoteAddress: req.ip,
         userAgent: req.headers?.['user-agent'] === undefined ? undefined : redactTokens(req.headers['user-agent'])
       })
-    },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {})
+    }
   }
 }
 
 /**
- * Where the log goes: `logStream` when given (tests), pino-pretty's transport when
- * pretty, else standard output, written synchronously as Node.js writes to files
- * and pipes. pino's own default writes in the background, and a process's exit
- * drops a write still under way: a stop's last line ('shut down') could be lost.
+ * Where the log goes: `logStream` when given (tests), pino-pretty when pretty, else
+ * standard output, written synchronously as Node.js writes to files and pipes.
+ * pino's own default writes in the background, and a process's exit drops a write
+ * still under way: a stop's last line ('shut down') could be lost.
  */
-export function logDestination (config: Config, options: { logStream?: DestinationStream } = {}): DestinationStream | undefined {
+export function logDestination (config: Config, options: { logStream?: DestinationStream } = {}): DestinationStream {
   if (options.logStream !== undefined) return options.logStream
-  return prettyLogs(config) ? undefined : pino.destination({ dest: 1, sync: true })
+  if (prettyLogs(config)) return pino.transport({ target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } })
+  return pino.destination({ dest: 1, sync: true })
 }
