@@ -4,30 +4,17 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { ApiError, unavailable } from '../errors.js'
-import type { ErrorCode, ErrorDetail } from '../schemas/common.js'
+import type { ErrorCode } from '../schemas/common.js'
 import { redactTokens } from '../redact.js'
 import { DatabaseUnavailableError } from '../db/dialect.js'
+import { validationDetails } from './validation.js'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-
-const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer' }
-
-function validationDetail (e: FastifySchemaValidationError): ErrorDetail {
-  switch (e.keyword) {
-    case 'required': return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
-    case 'additionalProperties': return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not allowed' }
-    case 'type': {
-      const type = String(e.params.type)
-      return { path: e.instancePath, message: `must be ${ARTICLE[type] ?? `a ${type}`}` }
-    }
-    default: return { path: e.instancePath, message: e.message ?? 'is invalid' }
-  }
-}
 
 function fromValidation (errors: FastifySchemaValidationError[], context: string | undefined): ApiError {
   // A path names what the client sent, which may be a token sent as a field or a
   // query parameter: masked in the answer and so in the log.
-  const details = errors.map(validationDetail).map((d) => ({ ...d, path: redactTokens(d.path) }))
+  const details = validationDetails(errors).map((d) => ({ ...d, path: redactTokens(d.path) }))
   const where = context === 'querystring' ? 'query' : context ?? 'body'
   const message = details.map((d) => `${d.path ? d.path.slice(1).replaceAll('/', '.') : where} ${d.message}`).join('; ')
   return new ApiError(400, 'invalid_input', message, details)

@@ -11,6 +11,7 @@ import { Value } from 'typebox/value'
 import { ApiError, invalidInput } from '../errors.js'
 import type { ErrorBody, ErrorDetail } from '../schemas/common.js'
 import { dispatchHeaders } from '../http/dispatch.js'
+import { validationDetails, type SchemaError } from '../http/validation.js'
 import { dayLabel } from '../projects/rules.js'
 import type { Tool } from './catalog.js'
 import type { Operation, ToolContext } from './tools.js'
@@ -20,22 +21,22 @@ type Json = Record<string, unknown>
 
 /** The first reason `args` do not fit the tool's input schema, naming the argument. */
 function checkArguments (tool: Tool, args: Json): void {
-  for (const error of Value.Errors(tool.definition.inputSchema, args)) {
-    const params = error.params as Json
-    if (error.keyword === 'required') {
-      const missing = (params.requiredProperties as string[] | undefined)?.find((name) => !(name in args))
-      throw invalidInput(`/${missing ?? ''}`, 'is required')
-    }
-    if (error.keyword === 'additionalProperties') {
-      const names = Object.keys(args).filter((name) => !(name in (tool.definition.inputSchema.properties as Json)))
-      throw invalidInput(`/${names[0] ?? ''}`, 'is not allowed')
-    }
-    if (error.keyword === 'boolean') continue // the additionalProperties error says it better
-    throw invalidInput(error.instancePath, error.keyword === 'type' ? `must be ${article(String(params.type))}` : error.message)
+  // The additionalProperties error says better what a `boolean` (false) schema refused.
+  const errors = [...Value.Errors(tool.definition.inputSchema, args)].filter((error) => error.keyword !== 'boolean')
+  const first = errors[0]
+  if (first === undefined) return
+  const params = first.params as Json
+  if (first.keyword === 'required') {
+    const missing = (params.requiredProperties as string[] | undefined)?.find((name) => !(name in args))
+    throw invalidInput(`/${missing ?? ''}`, 'is required')
   }
+  if (first.keyword === 'additionalProperties') {
+    const names = Object.keys(args).filter((name) => !(name in (tool.definition.inputSchema.properties as Json)))
+    throw invalidInput(`/${names[0] ?? ''}`, 'is not allowed')
+  }
+  const [detail] = validationDetails(errors as SchemaError[])
+  throw invalidInput(detail!.path, detail!.message)
 }
-
-const article = (type: string) => ({ object: 'an object', array: 'an array', integer: 'an integer' } as Record<string, string>)[type] ?? `a ${type}`
 
 /** The operation's input for the tool's arguments. */
 async function operationInput (tool: Tool, args: Json): Promise<Json> {

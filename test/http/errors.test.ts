@@ -337,6 +337,32 @@ t.test('validation details name the field and never coerce', async (t) => {
   assertInvalid(t, await get('?id=%20%20'), 'invalid')
 })
 
+t.test('a field that takes one of several kinds is refused once, naming them, or for what is wrong inside the kind sent', async (t) => {
+  const send = (op: string, body: Record<string, unknown>) =>
+    app.inject({ method: 'POST', url: `${BASE}/${op}`, headers: auth, payload: { project_id: project.publicId, ...body } })
+  const cases: Array<[string, Record<string, unknown>, Array<{ path: string, message: string }>]> = [
+    // None of the kinds: one detail, every kind named.
+    ['update_parent_goal', { goal_id: 123 }, [{ path: '/goal_id', message: 'must be a string or null' }]],
+    ['update_due_date', { due_date: '2027-01-01' }, [{ path: '/due_date', message: 'must be an object or null' }]],
+    ['create', { project_id: undefined, space_id: project.publicId, name: 'x', company_access_level: 55 }, [{ path: '/company_access_level', message: 'must be 0, 10, 40, 70 or 100' }]],
+    // The kind sent, wrong inside: what is wrong there, not that it is not null.
+    ['update_due_date', { due_date: { date: '2027-01-01', date_type: 'dya', value: 'x' } }, [{ path: '/due_date/date_type', message: 'must be one of "day", "month", "quarter", "year"' }]],
+    ['update_due_date', { due_date: { date: '2027-01-01', date_type: 'day' } }, [{ path: '/due_date/value', message: 'is required' }]],
+    ['update_due_date', { due_date: { date: '2027-01-01', date_type: 'day', value: 'x', extra: 1 } }, [{ path: '/due_date/extra', message: 'is not allowed' }]],
+    ['update_parent_goal', { goal_id: ' ' }, [{ path: '/goal_id', message: 'must not be blank' }]]
+  ]
+  await nothingWritten(t, async () => {
+    for (const [op, body, details] of cases) {
+      const answer = assertError(t, await send(op, body), 400, 'invalid_input', true)
+      t.strictSame(answer.details, details, `${op} ${JSON.stringify(body)}`)
+      t.equal(answer.message, details.map((d) => `${d.path.slice(1).replaceAll('/', '.')} ${d.message}`).join('; '))
+    }
+  })
+  // A query parameter with a list of values: they are named.
+  const flag = assertError(t, await get(`?id=${project.publicId}&include_markdown=1`), 400, 'invalid_input', true)
+  t.strictSame(flag.details, [{ path: '/include_markdown', message: 'must be one of "true", "false"' }])
+})
+
 t.test('a value Postgres could not store is a 400, never a 500', async (t) => {
   await nothingWritten(t, async () => {
     for (const name of ['a\u0000b', '\u0000', 'a\ud800b', '\ud800', '\udfff', 'x\ud83d']) {

@@ -193,7 +193,11 @@ t.test('bad arguments are tool errors naming the argument', async (t) => {
     ['list_projects', { limit: 0 }, '/limit', 'limit must be from 1 to 100'],
     ['list_notifications', { per_page: 'ten' }, '/per_page', 'per_page must be an integer'],
     ['mark_notifications_read', { ids: [''] }, '/ids/0', 'ids.0 must not be blank'],
-    ['search', { query: ' ' }, '/query', 'query must not be blank']
+    ['search', { query: ' ' }, '/query', 'query must not be blank'],
+    // An argument that takes one of several kinds: one reason, naming them all.
+    ['update_project_goal', { project_id: website, goal_id: 5 }, '/goal_id', 'goal_id must be a string or null'],
+    ['update_project_due_date', { project_id: website, due_date: 20270101 }, '/due_date', 'due_date must be a string or null'],
+    ['create_project', { space_id: website, name: 'New', company_access_level: 55 }, '/company_access_level', 'company_access_level must be 0, 10, 40, 70 or 100']
   ]
   for (const [tool, args, path, message] of cases) {
     const answer = await call(client, tool, args)

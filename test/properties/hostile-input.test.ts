@@ -640,6 +640,9 @@ function check (condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(message)
 }
 
+/** What a validator says of a union or a list of values, which names neither what to send nor what is wrong. */
+const VALIDATOR_JARGON = /anyOf|oneOf|allOf|must match a schema|must be a null|equal to constant|the allowed values/
+
 /** The error envelope, exactly as the contract words it. */
 function checkEnvelope (res: LightMyRequestResponse): { code: string } {
   check(/^application\/json/.test(String(res.headers['content-type'])), `error with content-type ${res.headers['content-type']}`)
@@ -653,6 +656,7 @@ function checkEnvelope (res: LightMyRequestResponse): { code: string } {
     check(res.statusCode === 400 && body.code === 'invalid_input', `details on a ${res.statusCode} ${body.code}`)
     check(Array.isArray(body.details) && body.details.length > 0 && body.details.every((d: Record<string, unknown>) =>
       Object.keys(d).sort().join() === 'message,path' && typeof d.path === 'string' && typeof d.message === 'string'), 'details are {path, message}')
+    check(!VALIDATOR_JARGON.test(body.message), `a detail in the validator's words: ${body.message}`)
   }
   check(!LEAK.test(res.body), `internals in an error: ${res.body.slice(0, 300)}`)
   return body

@@ -1,0 +1,72 @@
+// What a request's input was refused for, as the error envelope's details say it:
+// a path and a message a person can act on, from the errors of a schema
+// validator (Ajv's for the routes, TypeBox's for the MCP tools' arguments, which
+// report in Ajv's form).
+import type { ErrorDetail } from '../schemas/common.js'
+
+/** One validator error, in Ajv's form. */
+export interface SchemaError {
+  keyword: string
+  instancePath: string
+  params: Record<string, unknown>
+  message?: string
+}
+
+const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer', null: 'null' }
+
+/** One of the values a field may take, as a detail names it: `a string`, `null`, `"day"`. */
+function alternatives (e: SchemaError): string[] {
+  switch (e.keyword) {
+    // Fastify's `nullable` makes a type list, which Ajv reports joined by commas.
+    case 'type': return String(e.params.type).split(',').map((type) => ARTICLE[type] ?? `a ${type}`)
+    case 'enum': return [`one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`]
+    case 'const': return [JSON.stringify(e.params.allowedValue)]
+    default: return []
+  }
+}
+
+const either = (options: string[]) => options.length < 2 ? options.join('') : `${options.slice(0, -1).join(', ')} or ${options.at(-1)!}`
+
+function validationDetail (e: SchemaError): ErrorDetail {
+  switch (e.keyword) {
+    case 'required': return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
+    case 'additionalProperties': return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not allowed' }
+    case 'type': case 'enum': case 'const': return { path: e.instancePath, message: `must be ${either(alternatives(e))}` }
+    default: return { path: e.instancePath, message: e.message ?? 'is invalid' }
+  }
+}
+
+/** What one error refused at `path`; `kinds`, when it refused only the value's kind (its type, or its value being none of a list). */
+interface Refusal { path: string, kinds: string[], detail: ErrorDetail }
+
+const isUnder = (path: string, union: string) => path === union || path.startsWith(`${union}/`)
+
+/**
+ * Ajv's errors as details, each union (anyOf: a nullable field, a choice of
+ * shapes) told as one thing to fix. Ajv lists what every branch refused, then
+ * that none matched: `goal_id: 123` gets "must be a string", "must be null" and
+ * "must match a schema in anyOf". Where a branch refused something inside the
+ * value (a field of the object sent, a pattern of the string sent), that branch is
+ * the one meant and its errors alone are kept; where every branch refused the
+ * value's kind, they become one: "must be a string or null". Without allErrors a
+ * failure ends validation, so what precedes a union's error under its path is
+ * what its branches refused.
+ */
+export function validationDetails (errors: SchemaError[]): ErrorDetail[] {
+  let refusals: Refusal[] = []
+  for (const error of errors) {
+    if (error.keyword !== 'anyOf') {
+      refusals.push({ path: error.instancePath, kinds: alternatives(error), detail: validationDetail(error) })
+      continue
+    }
+    const path = error.instancePath
+    const branches = refusals.filter((r) => isUnder(r.path, path))
+    refusals = refusals.filter((r) => !isUnder(r.path, path))
+    const meant = branches.filter((r) => r.kinds.length === 0 || r.path !== path)
+    const kinds = [...new Set(branches.flatMap((r) => r.kinds))]
+    if (meant.length > 0) refusals.push(...meant)
+    else if (kinds.length > 0) refusals.push({ path, kinds, detail: { path, message: `must be ${either(kinds)}` } })
+    else refusals.push({ path, kinds, detail: validationDetail(error) })
+  }
+  return refusals.map((r) => r.detail)
+}
