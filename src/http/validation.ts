@@ -2,7 +2,7 @@
 // a path and a message a person can act on, from the errors of a schema
 // validator (Ajv's for the routes, TypeBox's for the MCP tools' arguments, which
 // report in Ajv's form).
-import type { ErrorDetail } from '../schemas/common.js'
+import { PATTERN_MEANING, type ErrorDetail } from '../schemas/common.js'
 
 /** One validator error, in Ajv's form. */
 export interface SchemaError {
@@ -32,6 +32,10 @@ function validationDetail (e: SchemaError): ErrorDetail {
     case 'required': return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
     case 'additionalProperties': return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not allowed' }
     case 'type': case 'enum': case 'const': return { path: e.instancePath, message: `must be ${either(alternatives(e))}` }
+    case 'pattern': {
+      const meaning = PATTERN_MEANING[String(e.params.pattern)]
+      return { path: e.instancePath, message: meaning === undefined ? e.message ?? 'is invalid' : `must be ${meaning}` }
+    }
     default: return { path: e.instancePath, message: e.message ?? 'is invalid' }
   }
 }

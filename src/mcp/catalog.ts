@@ -7,7 +7,7 @@
 import type { FastifySchema } from 'fastify'
 import type { TSchema } from 'typebox'
 import { COMPONENTS } from '../components.js'
-import { ErrorSchema } from '../schemas/common.js'
+import { DAY_PATTERN, DIGITS, ErrorSchema } from '../schemas/common.js'
 import type { Hints, ToolSpec } from './tools.js'
 
 type Json = Record<string, unknown>
@@ -62,14 +62,14 @@ function argumentOf (property: Json): { schema: Json, type?: 'boolean' | 'intege
   if (Array.isArray(property.enum) && property.enum.length === 2 && property.enum.includes('true') && property.enum.includes('false')) {
     return { schema: { type: 'boolean', ...described }, type: 'boolean' }
   }
-  if (property.type === 'string' && property.pattern === '^[0-9]+$') return { schema: { type: 'integer', minimum: 0, ...described }, type: 'integer' }
+  if (property.type === 'string' && property.pattern === DIGITS) return { schema: { type: 'integer', minimum: 0, ...described }, type: 'integer' }
   return { schema: property }
 }
 
 const MARKDOWN = { type: 'string', description: 'Markdown: headings, **bold**, *italic*, ~~strike~~, `code`, links, lists, quotes, code blocks; mention a person as @[Full Name](person_id)' }
 
 const DAY = {
-  anyOf: [{ type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }, { type: 'null' }],
+  anyOf: [{ type: 'string', pattern: DAY_PATTERN }, { type: 'null' }],
   description: 'A day, YYYY-MM-DD (for example 2026-07-01); left out or null: none'
 }
 

@@ -1,6 +1,6 @@
 // notifications/*: a person's notifications (Operately's names and shapes).
 import Type, { type Static } from 'typebox'
-import { Id, Nullable, PAGE_HEADERS, Shared, Timestamp } from '../schemas/common.js'
+import { DIGITS, Id, Nullable, PAGE_HEADERS, Shared, Timestamp } from '../schemas/common.js'
 import { NotificationSchema, PersonSchema } from '../projects/schemas.js'
 
 const strict = { additionalProperties: false } as const
@@ -11,7 +11,7 @@ export const NOTIFICATION_PAGE = { default: 100, max: 100 } as const
 export const MARK_MANY_MAX = 1000
 
 const digits = (description: string, example: string) =>
-  Type.Optional(Type.String({ pattern: '^[0-9]+$', description, examples: [example] }))
+  Type.Optional(Type.String({ pattern: DIGITS, description, examples: [example] }))
 
 export const ListNotificationsQuerySchema = Type.Object({
   page: digits('Page number, from 1 (default 1)', '1'),

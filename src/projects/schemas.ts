@@ -1,6 +1,6 @@
 // The Project object of the external API and the requests that return it.
 import Type, { type Static } from 'typebox'
-import { DateOnly, Id, Nullable, operatelyFlags, PAGE_HEADERS, Shared, Timestamp } from '../schemas/common.js'
+import { DateOnly, DAY_PATTERN, DIGITS, Id, Nullable, operatelyFlags, PAGE_HEADERS, Shared, Timestamp } from '../schemas/common.js'
 import { notFoundExample } from '../http/responses.js'
 
 const strict = { additionalProperties: false } as const
@@ -333,7 +333,7 @@ export const ListProjectsQuerySchema = Type.Object({
   space_id: Type.Optional(Type.String({ description: 'Only the projects of this space' })),
   goal_id: Type.Optional(Type.String({ description: 'Only the projects of this goal' })),
   include_archived: Flag('`true`: archived projects too (left out by default)'),
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: `Projects per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})`, examples: ['20'] })),
+  limit: Type.Optional(Type.String({ pattern: DIGITS, description: `Projects per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})`, examples: ['20'] })),
   cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page, with the same filters' })),
   ...operatelyFlags('include_space', 'include_milestones', 'include_contributors', 'include_last_check_in', 'include_champion',
     'include_reviewer', 'include_goal', 'include_privacy', 'include_retrospective')
@@ -384,7 +384,7 @@ export const NO_EDITABLE_PROJECT = notFoundExample(PROJECT_NOT_FOUND, 'The proje
 export const ACCESS_LEVELS = [0, 10, 40, 70, 100] as const
 
 export const ContextualDateInputSchema = Type.Object({
-  date: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'The calendar date it stands for (YYYY-MM-DD); for a month, quarter or year, one of its days (usually its first or last)', examples: ['2026-06-30'] }),
+  date: Type.String({ pattern: DAY_PATTERN, description: 'The calendar date it stands for (YYYY-MM-DD); for a month, quarter or year, one of its days (usually its first or last)', examples: ['2026-06-30'] }),
   date_type: Type.Enum(['day', 'month', 'quarter', 'year'], { description: 'How precise the date is' }),
   value: Type.String({
     description: 'The label a person reads: any text for a day (Operately writes `Jun 30, 2026`); for the others exactly ' +

@@ -3,6 +3,16 @@ import Type, { type Static, type TSchema, type TSchemaOptions, type TUnsafe } fr
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
+/** Digits only: a number in a query string, which is text. */
+export const DIGITS = '^[0-9]+$'
+/** YYYY-MM-DD. */
+export const DAY_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+/** What a value refused by each input pattern must be, as its error detail says (http/validation.ts). */
+export const PATTERN_MEANING: Readonly<Record<string, string>> = {
+  [DIGITS]: 'a whole number in digits',
+  [DAY_PATTERN]: 'a calendar date (YYYY-MM-DD)'
+}
+
 /**
  * How a page is compressed (@fastify/compress, on the page's route and as the
  * plugin's default): gzip only, whatever else the client accepts, at zlib's level

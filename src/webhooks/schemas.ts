@@ -1,6 +1,6 @@
 // webhooks/*: a company's webhook endpoints and their deliveries.
 import Type, { type Static } from 'typebox'
-import { Id, Nullable, Shared, Timestamp } from '../schemas/common.js'
+import { DIGITS, Id, Nullable, Shared, Timestamp } from '../schemas/common.js'
 import { WEBHOOK_URL_MAX_LENGTH } from '../webhooks/targets.js'
 
 const strict = { additionalProperties: false } as const
@@ -77,7 +77,7 @@ export const DeletedResponseSchema = Type.Object({}, { ...strict, description: '
 
 export const ListDeliveriesQuerySchema = Type.Object({
   webhook_id: Type.String({ description: 'A webhook of the company', examples: ['4Yl7gDnh0qBbq8qkqWfSgS'] }),
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: `Deliveries to answer, 1 to ${DELIVERY_PAGE.max} (default ${DELIVERY_PAGE.default})`, examples: ['20'] }))
+  limit: Type.Optional(Type.String({ pattern: DIGITS, description: `Deliveries to answer, 1 to ${DELIVERY_PAGE.max} (default ${DELIVERY_PAGE.default})`, examples: ['20'] }))
 }, strict)
 
 export const DeliverySchema = Type.Object({

@@ -349,7 +349,10 @@ t.test('a field that takes one of several kinds is refused once, naming them, or
     ['update_due_date', { due_date: { date: '2027-01-01', date_type: 'dya', value: 'x' } }, [{ path: '/due_date/date_type', message: 'must be one of "day", "month", "quarter", "year"' }]],
     ['update_due_date', { due_date: { date: '2027-01-01', date_type: 'day' } }, [{ path: '/due_date/value', message: 'is required' }]],
     ['update_due_date', { due_date: { date: '2027-01-01', date_type: 'day', value: 'x', extra: 1 } }, [{ path: '/due_date/extra', message: 'is not allowed' }]],
-    ['update_parent_goal', { goal_id: ' ' }, [{ path: '/goal_id', message: 'must not be blank' }]]
+    ['update_parent_goal', { goal_id: ' ' }, [{ path: '/goal_id', message: 'must not be blank' }]],
+    // A pattern is said as what it stands for, as a date that does not exist is.
+    ['update_due_date', { due_date: { date: '99999-01-01', date_type: 'day', value: 'x' } }, [{ path: '/due_date/date', message: 'must be a calendar date (YYYY-MM-DD)' }]],
+    ['update_due_date', { due_date: { date: '2027-02-30', date_type: 'day', value: 'x' } }, [{ path: '/due_date/date', message: 'must be a calendar date (YYYY-MM-DD)' }]]
   ]
   await nothingWritten(t, async () => {
     for (const [op, body, details] of cases) {
@@ -361,6 +364,8 @@ t.test('a field that takes one of several kinds is refused once, naming them, or
   // A query parameter with a list of values: they are named.
   const flag = assertError(t, await get(`?id=${project.publicId}&include_markdown=1`), 400, 'invalid_input', true)
   t.strictSame(flag.details, [{ path: '/include_markdown', message: 'must be one of "true", "false"' }])
+  const list = assertError(t, await app.inject({ method: 'GET', url: `${BASE}/list?limit=ten`, headers: auth }), 400, 'invalid_input', true)
+  t.strictSame(list.details, [{ path: '/limit', message: 'must be a whole number in digits' }])
 })
 
 t.test('a value Postgres could not store is a 400, never a 500', async (t) => {

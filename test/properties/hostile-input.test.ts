@@ -640,8 +640,8 @@ function check (condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(message)
 }
 
-/** What a validator says of a union or a list of values, which names neither what to send nor what is wrong. */
-const VALIDATOR_JARGON = /anyOf|oneOf|allOf|must match a schema|must be a null|equal to constant|the allowed values/
+/** What a validator says of a union, a list of values or a pattern, which names neither what to send nor what is wrong. */
+const VALIDATOR_JARGON = /anyOf|oneOf|allOf|must match a schema|must match pattern|must be a null|equal to constant|the allowed values/
 
 /** The error envelope, exactly as the contract words it. */
 function checkEnvelope (res: LightMyRequestResponse): { code: string } {
