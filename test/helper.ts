@@ -289,3 +289,11 @@ export async function grantServicePrivileges (db: Db, role: string): Promise<voi
     await sql`GRANT ${sql.raw(privileges.join(', '))} ON ${sql.table(table)} TO ${sql.id(role)}`.execute(db)
   }
 }
+
+/**
+ * What a schema validator says by default, which names neither what to send nor
+ * what is wrong: a union ("must match a schema in anyOf", "must be a null"), a list
+ * of values, a pattern, Ajv's bounds ("must NOT have more than 500 characters",
+ * "items ## 0 and 1"). No error message of the API says any of it.
+ */
+export const VALIDATOR_JARGON = /anyOf|oneOf|allOf|must match a schema|must match pattern|must match format|must be a null|equal to constant|the allowed values|must NOT|##/

@@ -27,16 +27,36 @@ function alternatives (e: SchemaError): string[] {
 
 const either = (options: string[]) => options.length < 2 ? options.join('') : `${options.slice(0, -1).join(', ')} or ${options.at(-1)!}`
 
+/** A bound as a detail says it: `at most 500 characters`, `at least 1 item`. */
+function bound (limit: unknown, side: 'at most' | 'at least', unit: string): string {
+  return `must hold ${side} ${String(limit)} ${unit}${limit === 1 ? '' : 's'}`
+}
+
+/** What the value must be, in the words the API's own checks use ("must be at most 255 characters"). */
+function refusal (e: SchemaError): string {
+  const { limit } = e.params
+  switch (e.keyword) {
+    case 'type': case 'enum': case 'const': return `must be ${either(alternatives(e))}`
+    case 'pattern': {
+      const meaning = PATTERN_MEANING[String(e.params.pattern)]
+      return meaning === undefined ? e.message ?? 'is invalid' : `must be ${meaning}`
+    }
+    case 'maxLength': return `must be at most ${String(limit)} characters`
+    case 'minLength': return limit === 1 ? 'must not be empty' : `must be at least ${String(limit)} characters`
+    case 'maxItems': return bound(limit, 'at most', 'item')
+    case 'minItems': return limit === 1 ? 'must not be empty' : bound(limit, 'at least', 'item')
+    case 'uniqueItems': return `must not hold the same item twice (items ${String(e.params.j)} and ${String(e.params.i)} are)`
+    case 'maximum': return `must be at most ${String(limit)}`
+    case 'minimum': return `must be at least ${String(limit)}`
+    default: return e.message ?? 'is invalid'
+  }
+}
+
 function validationDetail (e: SchemaError): ErrorDetail {
   switch (e.keyword) {
     case 'required': return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
     case 'additionalProperties': return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not allowed' }
-    case 'type': case 'enum': case 'const': return { path: e.instancePath, message: `must be ${either(alternatives(e))}` }
-    case 'pattern': {
-      const meaning = PATTERN_MEANING[String(e.params.pattern)]
-      return { path: e.instancePath, message: meaning === undefined ? e.message ?? 'is invalid' : `must be ${meaning}` }
-    }
-    default: return { path: e.instancePath, message: e.message ?? 'is invalid' }
+    default: return { path: e.instancePath, message: refusal(e) }
   }
 }
 

@@ -22,7 +22,7 @@ import type { Test } from 'tap'
 import t from '../tap.js'
 import { revokeToken } from '../../src/auth/tokens.js'
 import { shortId } from '../../src/ids.js'
-import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor } from '../helper.js'
+import { addContributor, build, createCompany, createPerson, createProject, createSpace, tokenFor, VALIDATOR_JARGON } from '../helper.js'
 
 const BASE = '/api/external/v1/projects'
 const BODY_LIMIT = 1024 * 1024
@@ -639,9 +639,6 @@ const LEAK = /\bat \S+ \(|\.ts:\d|\.js:\d|\bSELECT\b|\bUPDATE\b|\bINSERT\b|\bpro
 function check (condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(message)
 }
-
-/** What a validator says of a union, a list of values or a pattern, which names neither what to send nor what is wrong. */
-const VALIDATOR_JARGON = /anyOf|oneOf|allOf|must match a schema|must match pattern|must be a null|equal to constant|the allowed values/
 
 /** The error envelope, exactly as the contract words it. */
 function checkEnvelope (res: LightMyRequestResponse): { code: string } {

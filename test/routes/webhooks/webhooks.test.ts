@@ -212,11 +212,13 @@ async function privateHostsFileNames (): Promise<string[]> {
 
 t.test('events and description are checked; unknown fields are 400', async (t) => {
   await reset()
-  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.exploded'] }), '/events/0')
-  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: [] }), '/events')
-  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.renamed', 'project.renamed'] }), '/events')
-  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: 'project.renamed' }), '/events')
-  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', description: 'x'.repeat(501) }), '/description')
+  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.exploded'] }), '/events/0',
+    `events.0 must be one of ${WEBHOOK_EVENTS.map((e) => JSON.stringify(e)).join(', ')}`)
+  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: [] }), '/events', 'events must not be empty')
+  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.renamed', 'project.renamed'] }), '/events',
+    'events must not hold the same item twice (items 0 and 1 are)')
+  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: 'project.renamed' }), '/events', 'events must be an array')
+  expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', description: 'x'.repeat(501) }), '/description', 'description must be at most 500 characters')
   // A lone surrogate would be stored as U+FFFD: refused, as in a project's name.
   for (const description of ['\ud800', 'team \udc00 chat']) {
     expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', description }), '/description')
