@@ -193,6 +193,20 @@ t.test('no shown command carries a token, an id or a cursor pasted from another 
   }
 })
 
+t.test("docs/api.md's table of operations names every operation of the OpenAPI document", async (t) => {
+  const api = TEXTS.get('docs/api.md')!
+  const start = api.indexOf('## Operations')
+  const rows = api.slice(start, api.indexOf('\n## ', start + 1)).split('\n').filter((line) => line.startsWith('| `'))
+  const document = JSON.parse(await readFile(path.join(ROOT, 'openapi.json'), 'utf8')) as { paths: Record<string, unknown> }
+  const operations = Object.keys(document.paths).filter((p) => p.startsWith('/api/external/v1/')).map((p) => p.slice('/api/external/v1/'.length))
+  t.ok(operations.length >= 30, `${operations.length} operations`)
+  for (const operation of operations) {
+    const [resource, name] = operation.split('/') as [string, string]
+    // A row names an operation whole (`GET projects/get`) or among its resource's (`POST projects/create`, `pause`).
+    t.ok(rows.some((row) => row.includes(`${resource}/${name}\``) || (row.includes(` ${resource}/`) && row.includes(`\`${name}\``))), operation)
+  }
+})
+
 t.test("the README's configuration table names every setting of src/config.ts", async (t) => {
   const readme = TEXTS.get('README.md')!
   const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1))
