@@ -118,6 +118,19 @@ function configError (lines: Iterable<string>): ConfigError {
   return new ConfigError(`invalid configuration:\n  ${[...lines].join('\n  ')}`)
 }
 
+/**
+ * A listen that failed, said as the setting that chose the port: a port in use or
+ * one that needs privileges is the operator's to change, not a crash to read.
+ * `off`, when the setting can turn its listener off.
+ */
+export function listenError (error: unknown, setting: 'PORT' | 'METRICS_PORT', host: string, port: number, off = ''): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  if (code === 'EADDRINUSE') return new Error(`${setting}=${port}: ${where} is in use by another process (another server?); choose a free port${off}`, { cause: error })
+  if (code === 'EACCES') return new Error(`${setting}=${port}: listening on ${where} needs privileges this process lacks; choose a port above 1023${off}`, { cause: error })
+  return error
+}
+
 /** The URL a client on this machine uses to reach the server (wildcard hosts mean loopback). */
 export function localBaseUrl (config: Pick<Config, 'HOST' | 'PORT'>): string {
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST

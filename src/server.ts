@@ -6,7 +6,7 @@ import { chmod, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import Fastify from 'fastify'
 import app, { appOptions } from './app.js'
-import { loadConfigOrExit, localBaseUrl, type Config } from './config.js'
+import { listenError, loadConfigOrExit, localBaseUrl, type Config } from './config.js'
 import { createDb, dbOptions, type Db } from './db/index.js'
 import { migrateToLatest } from './db/migrate.js'
 import { isEmpty, loadDemo } from './demo/load.js'
@@ -94,7 +94,7 @@ async function main (): Promise<void> {
     server.log.info('shut down')
   })
 
-  await server.listen({ host: config.HOST, port: config.PORT })
+  await server.listen({ host: config.HOST, port: config.PORT }).catch((error: unknown) => { throw listenError(error, 'PORT', config.HOST, config.PORT) })
   // Last: a scrape reads the database, and a metrics port taken is said after the API's.
   metrics = await startMetricsServer(config)
   if (hint) process.stdout.write(`\n${hint}\n`)

@@ -4,6 +4,7 @@
 // the server migrates but never seeds.
 import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,7 +12,7 @@ import { promisify } from 'node:util'
 import type { Test } from 'tap'
 import t from './tap.js'
 import { createDb } from '../src/db/index.js'
-import { createTestDatabase, databaseOptions } from './database.js'
+import { createTestDatabase, databaseOptions, writeMigratedDataDir } from './database.js'
 import { waitFor } from './helper.js'
 import { BUILT, FROM_SOURCE, freePort, launchServer, type ServerProcess } from './launch.js'
 
@@ -102,6 +103,23 @@ t.test('a bad setting stops the server with a message naming it', async (t) => {
   const server = await launchServer({ t, env: { PORT: 'eighty', DATABASE_URL: '' }, waitUntil: 'started' })
   t.equal(await server.exited, 2)
   t.match(server.output(), /PORT="eighty": must be integer/)
+})
+
+t.test('a port another process holds stops the server with a message naming the setting', async (t) => {
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())))
+  const { port } = taken.address() as AddressInfo
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'server-port-test-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  await writeMigratedDataDir(dataDir)
+  const env = { DATABASE_URL: '', DATA_DIR: dataDir }
+  // The API's port, then (a second server beside a first) the metrics port.
+  for (const [setting, settings, off] of [['PORT', { PORT: String(port) }, ''], ['METRICS_PORT', { METRICS_PORT: String(port) }, ', or 0 to turn metrics off']] as const) {
+    const server = await launchServer({ t, env: { ...env, ...settings }, waitUntil: 'started' })
+    t.equal(await server.exited, 1, `${setting}: exit code 1`)
+    t.match(server.output(), `failed to start: ${setting}=${port}: 127.0.0.1:${port} is in use by another process (another server?); choose a free port${off}`, setting)
+  }
 })
 
 t.test('the production build (npm run build) starts and answers', async (t) => {

@@ -4,7 +4,7 @@
 // API's (tokens, rate limits, hooks) applies to it, and it answers nothing else.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Config } from '../config.js'
+import { listenError, type Config } from '../config.js'
 import { registry } from './registry.js'
 
 /** The server, not yet listening: GET /metrics, and 404 or 405 for anything else. */
@@ -41,9 +41,10 @@ export async function startMetricsServer (config: Pick<Config, 'METRICS_HOST' | 
   // A scraper's keep-alive connection must not hold a shutdown up.
   server.keepAliveTimeout = 5000
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
+    const refuse = (error: Error) => { reject(listenError(error, 'METRICS_PORT', config.METRICS_HOST, config.METRICS_PORT, ', or 0 to turn metrics off')) }
+    server.once('error', refuse)
     server.listen({ host: config.METRICS_HOST, port: config.METRICS_PORT }, () => {
-      server.off('error', reject)
+      server.off('error', refuse)
       resolve()
     })
   })

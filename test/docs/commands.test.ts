@@ -124,14 +124,18 @@ t.test('every runnable command of the documents works as written', async (t) => 
   t.teardown(() => rm(work, { recursive: true, force: true }))
   for (const name of CHECKOUT) await symlink(path.join(ROOT, name), path.join(work, name))
   const secondPort = String(await freePort())
+  // The server holds a metrics port, as the reader's holds the default one.
+  const metricsPort = String(await freePort())
   // Migrated already (as `npm start` leaves it, less the demo, which the server loads): the first start itself is server.test.ts's.
   await writeMigratedDataDir(path.join(work, '.data'))
-  const server = await launchServer({ t, entry: FROM_SOURCE, env: { DATABASE_URL: '', DATA_DIR: path.join(work, '.data'), LOG_LEVEL: 'warn' } })
+  const server = await launchServer({ t, entry: FROM_SOURCE, env: { DATABASE_URL: '', DATA_DIR: path.join(work, '.data'), LOG_LEVEL: 'warn', METRICS_PORT: metricsPort } })
   t.teardown(() => server.stop())
 
-  // The reader's shell, with none of the server's settings.
+  // The reader's shell, with none of the server's settings but the default metrics
+  // port, which is the server's: a second server there must choose another.
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const key of Object.keys(ConfigSchema.properties)) delete env[key]
+  env.METRICS_PORT = metricsPort
 
   let ran = 0
   for (const file of DOCUMENTS) {

@@ -1,6 +1,7 @@
 // The gauges read at scrape time (the database pool, the webhook backlog), the
 // webhook attempts counted by outcome, and the metrics server itself: its one
 // route, and METRICS_PORT=0 opening nothing.
+import { createServer, type AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import t from '../tap.js'
 import { loadConfig } from '../../src/config.js'
@@ -95,6 +96,17 @@ t.test('the metrics server answers GET /metrics and nothing else', async (t) => 
   t.equal((await fetch(`${base}/`)).status, 404)
   t.equal((await fetch(`${base}/metrics/x`)).status, 404)
   t.equal((await fetch(`${base}/metrics`, { method: 'POST' })).status, 405)
+})
+
+t.test('a metrics port in use is refused naming METRICS_PORT, and how to choose', async (t) => {
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())))
+  const { port } = taken.address() as AddressInfo
+  await t.rejects(startMetricsServer(loadConfig({ METRICS_PORT: String(port) })), {
+    message: `METRICS_PORT=${port}: 127.0.0.1:${port} is in use by another process (another server?); choose a free port, or 0 to turn metrics off`,
+    cause: { code: 'EADDRINUSE' }
+  })
 })
 
 t.test('METRICS_PORT=0 opens nothing and counts nothing', async (t) => {
