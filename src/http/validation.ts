@@ -45,7 +45,7 @@ function refusal (e: SchemaError): string {
     case 'minLength': return limit === 1 ? 'must not be empty' : `must be at least ${String(limit)} characters`
     case 'maxItems': return bound(limit, 'at most', 'item')
     case 'minItems': return limit === 1 ? 'must not be empty' : bound(limit, 'at least', 'item')
-    case 'uniqueItems': return `must not hold the same item twice (items ${String(e.params.j)} and ${String(e.params.i)} are)`
+    case 'uniqueItems': return `must not hold the same item twice (items ${String(e.params.j)} and ${String(e.params.i)} are the same)`
     case 'maximum': return `must be at most ${String(limit)}`
     case 'minimum': return `must be at least ${String(limit)}`
     default: return e.message ?? 'is invalid'

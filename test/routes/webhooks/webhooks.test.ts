@@ -216,7 +216,7 @@ t.test('events and description are checked; unknown fields are 400', async (t) =
     `events.0 must be one of ${WEBHOOK_EVENTS.map((e) => JSON.stringify(e)).join(', ')}`)
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: [] }), '/events', 'events must not be empty')
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: ['project.renamed', 'project.renamed'] }), '/events',
-    'events must not hold the same item twice (items 0 and 1 are)')
+    'events must not hold the same item twice (items 0 and 1 are the same)')
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', events: 'project.renamed' }), '/events', 'events must be an array')
   expectInvalidInput(t, await admin.create({ url: 'https://hooks.example.com/', description: 'x'.repeat(501) }), '/description', 'description must be at most 500 characters')
   // A lone surrogate would be stored as U+FFFD: refused, as in a project's name.
