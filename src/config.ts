@@ -2,6 +2,7 @@
 import Type, { type StaticDecode } from 'typebox'
 import { Value } from 'typebox/value'
 import { redactPasswords } from './redact.js'
+import { validationDetails } from './schemas/validation.js'
 
 /**
  * The proxies whose X-Forwarded-For is believed, as Fastify's trustProxy takes
@@ -20,6 +21,16 @@ const TrustProxySchema = Type.Codec(Type.String({
   return value.split(',').map((entry) => entry.trim()).filter(Boolean)
 }).Encode((value) => Array.isArray(value) ? value.join(',') : String(value))
 
+const SECONDS_LIST = '^\\s*\\d+(\\.\\d+)?\\s*(,\\s*\\d+(\\.\\d+)?\\s*)*$'
+const POSTGRES_URL = '^postgres(ql)?://'
+const REDIS_URL = '^rediss?://'
+/** What a setting refused by each pattern must be, as the message at start says. */
+const MEANINGS = {
+  [SECONDS_LIST]: 'seconds separated by commas (5,300,1800)',
+  [POSTGRES_URL]: 'a postgres:// or postgresql:// URL',
+  [REDIS_URL]: 'a redis:// or rediss:// URL'
+}
+
 /**
  * The waits before each retry of a webhook delivery, in seconds: after the first
  * attempt fails the second comes after the first wait, and so on; when the list
@@ -27,7 +38,7 @@ const TrustProxySchema = Type.Codec(Type.String({
  */
 const RetryScheduleSchema = Type.Codec(Type.String({
   default: '5,300,1800,7200,18000,36000,36000',
-  pattern: '^\\s*\\d+(\\.\\d+)?\\s*(,\\s*\\d+(\\.\\d+)?\\s*)*$',
+  pattern: SECONDS_LIST,
   description: 'Seconds to wait before each retry of a failed webhook delivery, comma-separated; jittered by up to ±20%'
 })).Decode((value): number[] => value.split(',').map((entry) => Number(entry.trim())))
   .Encode((value) => value.join(','))
@@ -35,7 +46,7 @@ const RetryScheduleSchema = Type.Codec(Type.String({
 export const ConfigSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Address to listen on' }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'Port to listen on' }),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL URL; without it the embedded database under DATA_DIR is used' })),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: POSTGRES_URL, description: 'PostgreSQL URL; without it the embedded database under DATA_DIR is used' })),
   DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database keeps its files' }),
   DB_POOL_SIZE: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Connections per process' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'Longest a statement may run' }),
@@ -52,7 +63,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60000, minimum: 1000, description: 'Length of the rate-limit window' }),
   AUTH_FAILURE_LIMIT_MAX: Type.Integer({ default: 20, minimum: 0, description: 'Failed authentications per client address in each window before its requests get 429 without a token lookup (tokens that authenticated before are still served); 0 turns the limit off' }),
   AUTH_FAILURE_LIMIT_WINDOW_MS: Type.Integer({ default: 60000, minimum: 1000, description: 'Length of the failed-authentication window' }),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL; with it all instances share one rate-limit budget' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: REDIS_URL, description: 'Redis URL; with it all instances share one rate-limit budget' })),
   TRUST_PROXY: TrustProxySchema,
   WEBHOOKS_WORKER: Type.Boolean({ default: true, description: 'Deliver webhooks from this API process; false when separate workers (npm run worker) deliver them' }),
   WEBHOOKS_WORKER_CONCURRENCY: Type.Integer({ default: 10, minimum: 1, maximum: 100, description: 'Deliveries one process makes at once' }),
@@ -77,15 +88,18 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     const value = env[key]
     if (value !== undefined && value !== '') given[key] = value
   }
-  const config = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, given))
-  const lines = new Map<string, string>()
-  for (const e of Value.Errors(ConfigSchema, config)) {
-    const name = e.instancePath.slice(1) || 'environment'
+  const config = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, given)) as Record<string, unknown>
+  const lines: string[] = []
+  // Each setting on its own: TypeBox reports at most eight errors a check, and every bad one is named.
+  const required = new Set<string>(ConfigSchema.required)
+  for (const [name, schema] of Object.entries(ConfigSchema.properties)) {
+    if (config[name] === undefined && !required.has(name)) continue
+    const [detail] = validationDetails([...Value.Errors(schema, config[name])], MEANINGS)
+    if (detail === undefined) continue
     // A URL's password is never repeated: the message goes to logs and terminals.
-    const message = name === 'TRUST_PROXY' ? HOP_COUNT : e.message
-    if (!lines.has(name)) lines.set(name, `${name}=${redactPasswords(JSON.stringify(env[name] ?? ''))}: ${message}`)
+    lines.push(`${name}=${redactPasswords(JSON.stringify(env[name] ?? ''))}: ${name === 'TRUST_PROXY' ? HOP_COUNT : detail.message}`)
   }
-  if (lines.size > 0) throw configError(lines.values())
+  if (lines.length > 0) throw configError(lines)
   const decoded = Value.Decode(ConfigSchema, config)
   // Node.js refuses a headers timeout longer than the request's, which contains it.
   const { HEADERS_TIMEOUT_MS: headers, REQUEST_TIMEOUT_MS: request } = decoded

@@ -7,7 +7,7 @@ import { ApiError, unavailable } from '../errors.js'
 import type { ErrorCode } from '../schemas/common.js'
 import { redactTokens } from '../redact.js'
 import { DatabaseUnavailableError } from '../db/dialect.js'
-import { validationDetails } from './validation.js'
+import { validationDetails } from '../schemas/validation.js'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 

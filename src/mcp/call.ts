@@ -11,7 +11,7 @@ import { Value } from 'typebox/value'
 import { ApiError, invalidInput } from '../errors.js'
 import type { ErrorBody, ErrorDetail } from '../schemas/common.js'
 import { dispatchHeaders } from '../http/dispatch.js'
-import { validationDetails, type SchemaError } from '../http/validation.js'
+import { validationDetails, type SchemaError } from '../schemas/validation.js'
 import { dayLabel } from '../projects/rules.js'
 import type { Tool } from './catalog.js'
 import type { Operation, ToolContext } from './tools.js'
@@ -19,23 +19,22 @@ import { countToolCall } from '../metrics/registry.js'
 
 type Json = Record<string, unknown>
 
-/** The first reason `args` do not fit the tool's input schema, naming the argument. */
+/**
+ * The first reason `args` do not fit the tool's input schema, naming the argument:
+ * one missing, one unknown, then each argument against its own schema (TypeBox
+ * reports eight errors a check at most: a union's branches are all seen).
+ */
 function checkArguments (tool: Tool, args: Json): void {
-  // The additionalProperties error says better what a `boolean` (false) schema refused.
-  const errors = [...Value.Errors(tool.definition.inputSchema, args)].filter((error) => error.keyword !== 'boolean')
-  const first = errors[0]
-  if (first === undefined) return
-  const params = first.params as Json
-  if (first.keyword === 'required') {
-    const missing = (params.requiredProperties as string[] | undefined)?.find((name) => !(name in args))
-    throw invalidInput(`/${missing ?? ''}`, 'is required')
+  const { properties = {}, required = [] } = tool.definition.inputSchema as { properties?: Record<string, Json>, required?: string[] }
+  const missing = required.find((name) => !Object.hasOwn(args, name))
+  if (missing !== undefined) throw invalidInput(`/${missing}`, 'is required')
+  const unknown = Object.keys(args).find((name) => !Object.hasOwn(properties, name))
+  if (unknown !== undefined) throw invalidInput(`/${unknown}`, 'is not allowed')
+  for (const [name, schema] of Object.entries(properties)) {
+    if (!Object.hasOwn(args, name)) continue
+    const [detail] = validationDetails([...Value.Errors(schema, args[name])] as SchemaError[])
+    if (detail !== undefined) throw invalidInput(`/${name}${detail.path}`, detail.message)
   }
-  if (first.keyword === 'additionalProperties') {
-    const names = Object.keys(args).filter((name) => !(name in (tool.definition.inputSchema.properties as Json)))
-    throw invalidInput(`/${names[0] ?? ''}`, 'is not allowed')
-  }
-  const [detail] = validationDetails(errors as SchemaError[])
-  throw invalidInput(detail!.path, detail!.message)
 }
 
 /** The operation's input for the tool's arguments. */

@@ -7,7 +7,7 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const DIGITS = '^[0-9]+$'
 /** YYYY-MM-DD. */
 export const DAY_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
-/** What a value refused by each input pattern must be, as its error detail says (http/validation.ts). */
+/** What a value refused by each input pattern must be, as its error detail says (schemas/validation.ts). */
 export const PATTERN_MEANING: Readonly<Record<string, string>> = {
   [DIGITS]: 'a whole number in digits',
   [DAY_PATTERN]: 'a calendar date (YYYY-MM-DD)'

@@ -196,7 +196,7 @@ t.test('SIGTERM past the deadline hands the delivery back; a worker process deli
 t.test('npm run worker: a bad setting stops it with the line naming it, before any database is opened', async (t) => {
   const worker = await launchServer({ t, entry: WORKER, waitUntil: 'started', env: { WEBHOOKS_WORKER_CONCURRENCY: '0', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' } })
   t.equal(await worker.exitWithin(30_000), 2, 'exit 2: a configuration error')
-  t.equal(worker.output().trim(), 'invalid configuration:\n  WEBHOOKS_WORKER_CONCURRENCY="0": must be >= 1')
+  t.equal(worker.output().trim(), 'invalid configuration:\n  WEBHOOKS_WORKER_CONCURRENCY="0": must be at least 1')
 })
 
 t.test('npm run worker: refuses the embedded database with a message saying the API delivers there; quiet about private targets when they are not allowed', async (t) => {

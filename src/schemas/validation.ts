@@ -1,8 +1,11 @@
-// What a request's input was refused for, as the error envelope's details say it:
-// a path and a message a person can act on, from the errors of a schema
-// validator (Ajv's for the routes, TypeBox's for the MCP tools' arguments, which
-// report in Ajv's form).
-import { PATTERN_MEANING, type ErrorDetail } from '../schemas/common.js'
+// What a value was refused for, as the service says it: a path and a message a
+// person can act on, from the errors of a schema validator. The routes' input
+// (Ajv's errors, in the error envelope's details), the MCP tools' arguments and
+// the settings (TypeBox's, which report in Ajv's form) are all told in these words.
+import { PATTERN_MEANING, type ErrorDetail } from './common.js'
+
+/** What the values a pattern admits are, by the pattern: `must be ${meaning}`. */
+export type PatternMeanings = Readonly<Record<string, string>>
 
 /** One validator error, in Ajv's form. */
 export interface SchemaError {
@@ -33,12 +36,12 @@ function bound (limit: unknown, side: 'at most' | 'at least', unit: string): str
 }
 
 /** What the value must be, in the words the API's own checks use ("must be at most 255 characters"). */
-function refusal (e: SchemaError): string {
+function refusal (e: SchemaError, meanings: PatternMeanings): string {
   const { limit } = e.params
   switch (e.keyword) {
     case 'type': case 'enum': case 'const': return `must be ${either(alternatives(e))}`
     case 'pattern': {
-      const meaning = PATTERN_MEANING[String(e.params.pattern)]
+      const meaning = meanings[String(e.params.pattern)]
       return meaning === undefined ? e.message ?? 'is invalid' : `must be ${meaning}`
     }
     case 'maxLength': return `must be at most ${String(limit)} characters`
@@ -52,11 +55,17 @@ function refusal (e: SchemaError): string {
   }
 }
 
-function validationDetail (e: SchemaError): ErrorDetail {
+function validationDetail (e: SchemaError, meanings: PatternMeanings): ErrorDetail {
   switch (e.keyword) {
-    case 'required': return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
+    case 'required': {
+      // Ajv names the field missing; TypeBox names all the required ones.
+      const { missingProperty, requiredProperties } = e.params
+      return typeof missingProperty === 'string'
+        ? { path: `${e.instancePath}/${missingProperty}`, message: 'is required' }
+        : { path: e.instancePath, message: `must have ${Array.isArray(requiredProperties) ? requiredProperties.join(', ') : String(requiredProperties)}` }
+    }
     case 'additionalProperties': return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not allowed' }
-    default: return { path: e.instancePath, message: refusal(e) }
+    default: return { path: e.instancePath, message: refusal(e, meanings) }
   }
 }
 
@@ -76,11 +85,11 @@ const isUnder = (path: string, union: string) => path === union || path.startsWi
  * failure ends validation, so what precedes a union's error under its path is
  * what its branches refused.
  */
-export function validationDetails (errors: SchemaError[]): ErrorDetail[] {
+export function validationDetails (errors: SchemaError[], meanings: PatternMeanings = PATTERN_MEANING): ErrorDetail[] {
   let refusals: Refusal[] = []
   for (const error of errors) {
     if (error.keyword !== 'anyOf') {
-      refusals.push({ path: error.instancePath, kinds: alternatives(error), detail: validationDetail(error) })
+      refusals.push({ path: error.instancePath, kinds: alternatives(error), detail: validationDetail(error, meanings) })
       continue
     }
     const path = error.instancePath
@@ -90,7 +99,7 @@ export function validationDetails (errors: SchemaError[]): ErrorDetail[] {
     const kinds = [...new Set(branches.flatMap((r) => r.kinds))]
     if (meant.length > 0) refusals.push(...meant)
     else if (kinds.length > 0) refusals.push({ path, kinds, detail: { path, message: `must be ${either(kinds)}` } })
-    else refusals.push({ path, kinds, detail: validationDetail(error) })
+    else refusals.push({ path, kinds, detail: validationDetail(error, meanings) })
   }
   return refusals.map((r) => r.detail)
 }
