@@ -140,8 +140,8 @@ function configError (lines: Iterable<string>): ConfigError {
 export function listenError (error: unknown, setting: 'PORT' | 'METRICS_PORT', host: string, port: number, off = ''): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
-  if (code === 'EADDRINUSE') return new Error(`${setting}=${port}: ${where} is in use by another process (another server?); choose a free port${off}`, { cause: error })
-  if (code === 'EACCES') return new Error(`${setting}=${port}: listening on ${where} needs privileges this process lacks; choose a port above 1023${off}`, { cause: error })
+  if (code === 'EADDRINUSE') return new Error(`${setting}=${port}: ${where} is in use by another process (another server?); choose a free port${off}`)
+  if (code === 'EACCES') return new Error(`${setting}=${port}: listening on ${where} needs privileges this process lacks; choose a port above 1023${off}`)
   return error
 }
 
