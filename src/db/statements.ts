@@ -2,9 +2,9 @@
 // the Project (projects/query.ts, dozens of subqueries) that took longer than
 // PostgreSQL took to answer it. A statement made here is built and compiled on
 // its first run, with a marker in place of each argument, and later runs only put
-// the arguments in the markers' places. On PostgreSQL it is also prepared under a
-// name of its own on each connection (dialect.ts asks `preparedName`), so that
-// PostgreSQL stops planning it anew each time.
+// the arguments in the markers' places. It is also prepared under a name of its
+// own, on each connection of PostgreSQL (dialect.ts asks `preparedName`) and once
+// on the embedded database (embedded/named.ts), so that neither plans it anew each time.
 //
 // DB_STATEMENT_CACHE=false turns both off: each run then builds, compiles and
 // plans its statement as Kysely does by itself; the answers are the same
@@ -24,7 +24,7 @@ export function cacheStatements (on: boolean): void {
   enabled = on
 }
 
-/** The name a statement made here is prepared under, on PostgreSQL; undefined for any other SQL. */
+/** The name a statement made here is prepared under (PostgreSQL, the embedded database); undefined for any other SQL. */
 export function preparedName (sql: string): string | undefined {
   return enabled ? names.get(sql) : undefined
 }

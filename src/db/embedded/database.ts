@@ -129,9 +129,9 @@ export class EmbeddedDatabase {
     return this.#inTransaction.has(session)
   }
 
-  /** Runs one statement with its values. A `name` is accepted and ignored: every statement runs unnamed. */
+  /** Runs one statement with its values; with a `name`, parsed the first time only (named.ts). */
   async query (session: number, sql: string, params: unknown[], name?: string): Promise<StatementResult> {
-    return parsed(await this.#send({ id: 0, session, kind: 'query', sql, params }) as StatementResult)
+    return parsed(await this.#send({ id: 0, session, kind: 'query', sql, params, ...(name === undefined ? {} : { name }) }) as StatementResult)
   }
 
   /**

@@ -7,6 +7,7 @@ import {
   type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings
 } from 'kysely'
 import { beginTransaction, commitTransaction } from '../dialect.js'
+import { preparedName } from '../statements.js'
 import type { EmbeddedDatabase } from './database.js'
 
 export interface EmbeddedDialectConfig {
@@ -18,7 +19,8 @@ class EmbeddedConnection implements DatabaseConnection {
   constructor (readonly config: EmbeddedDialectConfig, readonly session: number) {}
 
   async executeQuery<R> (compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const { rows, command, rowCount } = await this.config.database.query(this.session, compiledQuery.sql, [...compiledQuery.parameters])
+    const sql = compiledQuery.sql
+    const { rows, command, rowCount } = await this.config.database.query(this.session, sql, [...compiledQuery.parameters], preparedName(sql))
     // Kysely counts the rows of an update or delete from this.
     const counted = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
     return { numAffectedRows: counted && rowCount !== undefined ? BigInt(rowCount) : undefined, rows: rows as R[] }

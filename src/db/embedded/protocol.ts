@@ -40,7 +40,7 @@ export interface UpkeepReport {
 
 /**
  * A statement for the database thread; `session` tells whose transaction it
- * belongs to. A query's `name` is accepted and ignored: every statement runs unnamed.
+ * belongs to. A query with a `name` is parsed once and then bound by name (named.ts).
  */
 export type ToThread =
   | { id: number, session: number, kind: 'query', sql: string, params: unknown[], name?: string }

@@ -6,6 +6,7 @@
 // session of their own, so that they never land inside a transaction either.
 import type { PGlite } from '@electric-sql/pglite'
 import { CLOSED, crossing, describe, type FromThread, type Send, type ToThread, type UpkeepTiming } from './protocol.js'
+import { NamedStatements } from './named.js'
 import { SYSTEM_CLOCK, Upkeep, type Clock, type TurnQueue } from './upkeep.js'
 
 /** The next step of the pass of upkeep under way, queued like a statement (of no session: never inside a transaction). */
@@ -21,6 +22,7 @@ const arrivals = async (): Promise<void> => { await new Promise((resolve) => set
 
 export class StatementQueue implements TurnQueue {
   readonly #pglite: PGlite
+  readonly #named: NamedStatements
   readonly #send: Send
   readonly #items: Array<ToThread | UpkeepTurn> = []
   #upkeep!: Upkeep
@@ -38,6 +40,7 @@ export class StatementQueue implements TurnQueue {
 
   private constructor (pglite: PGlite, send: Send) {
     this.#pglite = pglite
+    this.#named = new NamedStatements(pglite)
     this.#send = send
   }
 
@@ -123,7 +126,9 @@ export class StatementQueue implements TurnQueue {
     switch (request.kind) {
       case 'query':
         this.#upkeep.sawStatement()
-        return crossing(await this.#pglite.query(request.sql, request.params))
+        return crossing(request.name === undefined
+          ? await this.#pglite.query(request.sql, request.params)
+          : await this.#named.query(request.name, request.sql, request.params))
       case 'exec': {
         this.#upkeep.sawStatement()
         const results = await this.#pglite.exec(request.sql)

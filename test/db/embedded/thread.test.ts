@@ -2,8 +2,8 @@
 // answering while PGlite works, and what the embedded database guaranteed on that
 // thread still holds across the two: a transaction is never interleaved with
 // another connection's statements (nor undone with them), errors keep their
-// SQLSTATE and map to the API's statuses, dates stay strings, the statements of
-// prepare() run as any other (unnamed), scripts of several statements run, and
+// SQLSTATE and map to the API's statuses, dates stay strings, a named statement is
+// parsed once and answers as an unnamed one, scripts of several statements run, and
 // closing lets what was sent finish before it refuses more. Runs on PGlite
 // whatever DATABASE_URL says.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -14,6 +14,7 @@ import { AbortedTransactionError, sql } from 'kysely'
 import t from '../../tap.js'
 import type { FastifyError } from 'fastify'
 import { createDb, embeddedDatabase, type Db } from '../../../src/db/index.js'
+import { cacheStatements, statement } from '../../../src/db/statements.js'
 import { EmbeddedDatabase } from '../../../src/db/embedded/index.js'
 import { EMBEDDED_THREAD_NAME } from '../../../src/db/embedded/thread-name.js'
 import { toApiError } from '../../../src/http/errors.js'
@@ -165,6 +166,49 @@ t.test('statements built with parameters have the same values, results and error
   await sql`CREATE TABLE unique_test (id int PRIMARY KEY)`.execute(db)
   await sql`INSERT INTO unique_test VALUES (1)`.execute(db)
   await t.rejects(sql`INSERT INTO unique_test VALUES (1)`.execute(db), { code: '23505', constraint: 'unique_test_pkey' })
+})
+
+t.test('a named statement is parsed once, then only bound: the rows and errors of an unnamed one, and the database goes on after a failure', async (t) => {
+  const database = await EmbeddedDatabase.open(null, { loadDataDir: await initdbSnapshot() })
+  t.teardown(() => database.close())
+  const session = database.session()
+  const query = (text: string, values: unknown[], name?: string) => database.query(session, text, values, name)
+  const kept = async () => (await query('SELECT name FROM pg_prepared_statements ORDER BY name', [])).rows
+  const text = 'SELECT $1::int / $2::int AS quotient, $3::date AS day, $4::jsonb AS doc, $5::text[] AS list, $6::bytea AS bytes, $7::boolean AS yes'
+  const values = (by: number) => [7, by, '2024-02-29', JSON.stringify({ a: [1, 'ü "q"'], n: null }), ['x', 'y,z'], Buffer.from([0, 255]), true]
+  const unnamed = await query(text, values(2))
+  t.same(unnamed.rows, [{ quotient: 3, day: '2024-02-29', doc: { a: [1, 'ü "q"'], n: null }, list: ['x', 'y,z'], bytes: new Uint8Array([0, 255]), yes: true }])
+  for (let i = 0; i < 3; i++) t.same(await query(text, values(2), 'named_test'), unnamed, `run ${i + 1}: as unnamed`)
+  t.same(await kept(), [{ name: 'named_test' }], 'parsed once, and kept under its name')
+
+  const error = (by: number, name?: string) => query(text, values(by), name).catch((e: unknown) => e)
+  t.same(await error(0, 'named_test'), await error(0), 'a failure is the unnamed statement\'s, SQLSTATE and fields')
+  t.same(await query(text, values(2), 'named_test'), unnamed, 'and the next run goes on')
+  for (let i = 0; i < 2; i++) await t.rejects(query('SELEC 1', [], 'broken'), { code: '42601' }, 'a statement that does not parse is refused each time')
+  t.same(await kept(), [{ name: 'named_test' }], 'and is not kept')
+
+  // In a transaction: a failure aborts it, as unnamed, and a rollback ends it.
+  await query('BEGIN', [])
+  await t.rejects(query(text, values(0), 'named_test'), { code: '22012' })
+  await t.rejects(query(text, values(2), 'named_test'), { code: '25P02' }, 'the transaction is aborted')
+  await query('ROLLBACK', [])
+  t.same(await query(text, values(2), 'named_test'), unnamed, 'after the rollback, as before')
+})
+
+t.test('with DB_STATEMENT_CACHE, the statements made once run named on the embedded database; without it, unnamed', async (t) => {
+  const db = await inMemory(t)
+  t.teardown(() => cacheStatements(true))
+  const byId = statement(['n'], (db, { n }: { n: number }) => db.selectNoFrom(sql<number>`${n}::int + 1`.as('next')))
+  const names = async () => (await sql<{ name: string }>`SELECT name FROM pg_prepared_statements`.execute(db)).rows.map((r) => r.name)
+  t.same(await byId(db, { n: 1 }), [{ next: 2 }])
+  t.same(await byId(db, { n: 2 }), [{ next: 3 }])
+  const [name] = await names()
+  t.match(name, /^s[\w-]{24}$/, 'one statement, under the name statements.ts gave it')
+  t.same(await names(), [name])
+  cacheStatements(false)
+  const other = statement(['n'], (db, { n }: { n: number }) => db.selectNoFrom(sql<number>`${n}::int + 2`.as('next')))
+  t.same(await other(db, { n: 1 }), [{ next: 3 }])
+  t.same(await names(), [name], 'none more with the cache off')
 })
 
 t.test('json and jsonb values, alone and in arrays, come back parsed, from a statement with parameters, a raw one and a script', async (t) => {
