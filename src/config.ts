@@ -2,7 +2,8 @@
 import Type, { type StaticDecode } from 'typebox'
 import { Value } from 'typebox/value'
 import { redactPasswords } from './redact.js'
-import { validationDetails } from './schemas/validation.js'
+import { POSTGRES_URL, REDIS_URL, SECONDS_LIST } from './schemas/common.js'
+import { propertyDetails } from './schemas/validation.js'
 
 /**
  * The proxies whose X-Forwarded-For is believed, as Fastify's trustProxy takes
@@ -20,16 +21,6 @@ const TrustProxySchema = Type.Codec(Type.String({
   if (value === 'true' || value === 'false') return value === 'true'
   return value.split(',').map((entry) => entry.trim()).filter(Boolean)
 }).Encode((value) => Array.isArray(value) ? value.join(',') : String(value))
-
-const SECONDS_LIST = '^\\s*\\d+(\\.\\d+)?\\s*(,\\s*\\d+(\\.\\d+)?\\s*)*$'
-const POSTGRES_URL = '^postgres(ql)?://'
-const REDIS_URL = '^rediss?://'
-/** What a setting refused by each pattern must be, as the message at start says. */
-const MEANINGS = {
-  [SECONDS_LIST]: 'seconds separated by commas (5,300,1800)',
-  [POSTGRES_URL]: 'a postgres:// or postgresql:// URL',
-  [REDIS_URL]: 'a redis:// or rediss:// URL'
-}
 
 /**
  * The waits before each retry of a webhook delivery, in seconds: after the first
@@ -89,16 +80,11 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     if (value !== undefined && value !== '') given[key] = value
   }
   const config = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, given)) as Record<string, unknown>
-  const lines: string[] = []
-  // Each setting on its own: TypeBox reports at most eight errors a check, and every bad one is named.
-  const required = new Set<string>(ConfigSchema.required)
-  for (const [name, schema] of Object.entries(ConfigSchema.properties)) {
-    if (config[name] === undefined && !required.has(name)) continue
-    const [detail] = validationDetails([...Value.Errors(schema, config[name])], MEANINGS)
-    if (detail === undefined) continue
+  const lines = propertyDetails(ConfigSchema, config).map(({ path, message }) => {
+    const name = path.slice(1)
     // A URL's password is never repeated: the message goes to logs and terminals.
-    lines.push(`${name}=${redactPasswords(JSON.stringify(env[name] ?? ''))}: ${name === 'TRUST_PROXY' ? HOP_COUNT : detail.message}`)
-  }
+    return `${name}=${redactPasswords(JSON.stringify(env[name] ?? ''))}: ${name === 'TRUST_PROXY' ? HOP_COUNT : message}`
+  })
   if (lines.length > 0) throw configError(lines)
   const decoded = Value.Decode(ConfigSchema, config)
   // Node.js refuses a headers timeout longer than the request's, which contains it.

@@ -7,11 +7,11 @@
 // text block its JSON. An error is a tool error (isError) with the API's code.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { Value } from 'typebox/value'
+import type { TSchema } from 'typebox'
 import { ApiError, invalidInput } from '../errors.js'
 import type { ErrorBody, ErrorDetail } from '../schemas/common.js'
 import { dispatchHeaders } from '../http/dispatch.js'
-import { validationDetails, type SchemaError } from '../schemas/validation.js'
+import { propertyDetails } from '../schemas/validation.js'
 import { dayLabel } from '../projects/rules.js'
 import type { Tool } from './catalog.js'
 import type { Operation, ToolContext } from './tools.js'
@@ -19,22 +19,13 @@ import { countToolCall } from '../metrics/registry.js'
 
 type Json = Record<string, unknown>
 
-/**
- * The first reason `args` do not fit the tool's input schema, naming the argument:
- * one missing, one unknown, then each argument against its own schema (TypeBox
- * reports eight errors a check at most: a union's branches are all seen).
- */
+/** The first reason `args` do not fit the tool's input schema, naming the argument. */
 function checkArguments (tool: Tool, args: Json): void {
-  const { properties = {}, required = [] } = tool.definition.inputSchema as { properties?: Record<string, Json>, required?: string[] }
-  const missing = required.find((name) => !Object.hasOwn(args, name))
-  if (missing !== undefined) throw invalidInput(`/${missing}`, 'is required')
+  const { properties = {}, required } = tool.definition.inputSchema as { properties?: Record<string, TSchema>, required?: string[] }
+  const [refused] = propertyDetails({ properties, required }, args)
+  if (refused !== undefined) throw invalidInput(refused.path, refused.message)
   const unknown = Object.keys(args).find((name) => !Object.hasOwn(properties, name))
   if (unknown !== undefined) throw invalidInput(`/${unknown}`, 'is not allowed')
-  for (const [name, schema] of Object.entries(properties)) {
-    if (!Object.hasOwn(args, name)) continue
-    const [detail] = validationDetails([...Value.Errors(schema, args[name])] as SchemaError[])
-    if (detail !== undefined) throw invalidInput(`/${name}${detail.path}`, detail.message)
-  }
 }
 
 /** The operation's input for the tool's arguments. */

@@ -7,10 +7,17 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const DIGITS = '^[0-9]+$'
 /** YYYY-MM-DD. */
 export const DAY_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
-/** What a value refused by each input pattern must be, as its error detail says (schemas/validation.ts). */
+/** The settings' (config.ts): a list of seconds, a PostgreSQL URL, a Redis URL. */
+export const SECONDS_LIST = '^\\s*\\d+(\\.\\d+)?\\s*(,\\s*\\d+(\\.\\d+)?\\s*)*$'
+export const POSTGRES_URL = '^postgres(ql)?://'
+export const REDIS_URL = '^rediss?://'
+/** What a value refused by each pattern must be, as its refusal says (schemas/validation.ts). */
 export const PATTERN_MEANING: Readonly<Record<string, string>> = {
   [DIGITS]: 'a whole number in digits',
-  [DAY_PATTERN]: 'a calendar date (YYYY-MM-DD)'
+  [DAY_PATTERN]: 'a calendar date (YYYY-MM-DD)',
+  [SECONDS_LIST]: 'seconds separated by commas (5,300,1800)',
+  [POSTGRES_URL]: 'a postgres:// or postgresql:// URL',
+  [REDIS_URL]: 'a redis:// or rediss:// URL'
 }
 
 /**

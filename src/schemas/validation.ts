@@ -2,10 +2,9 @@
 // person can act on, from the errors of a schema validator. The routes' input
 // (Ajv's errors, in the error envelope's details), the MCP tools' arguments and
 // the settings (TypeBox's, which report in Ajv's form) are all told in these words.
+import type { TSchema } from 'typebox'
+import { Value } from 'typebox/value'
 import { PATTERN_MEANING, type ErrorDetail } from './common.js'
-
-/** What the values a pattern admits are, by the pattern: `must be ${meaning}`. */
-export type PatternMeanings = Readonly<Record<string, string>>
 
 /** One validator error, in Ajv's form. */
 export interface SchemaError {
@@ -36,12 +35,12 @@ function bound (limit: unknown, side: 'at most' | 'at least', unit: string): str
 }
 
 /** What the value must be, in the words the API's own checks use ("must be at most 255 characters"). */
-function refusal (e: SchemaError, meanings: PatternMeanings): string {
+function refusal (e: SchemaError): string {
   const { limit } = e.params
   switch (e.keyword) {
     case 'type': case 'enum': case 'const': return `must be ${either(alternatives(e))}`
     case 'pattern': {
-      const meaning = meanings[String(e.params.pattern)]
+      const meaning = PATTERN_MEANING[String(e.params.pattern)]
       return meaning === undefined ? e.message ?? 'is invalid' : `must be ${meaning}`
     }
     case 'maxLength': return `must be at most ${String(limit)} characters`
@@ -55,7 +54,7 @@ function refusal (e: SchemaError, meanings: PatternMeanings): string {
   }
 }
 
-function validationDetail (e: SchemaError, meanings: PatternMeanings): ErrorDetail {
+function validationDetail (e: SchemaError): ErrorDetail {
   switch (e.keyword) {
     case 'required': {
       // Ajv names the field missing; TypeBox names all the required ones.
@@ -65,7 +64,7 @@ function validationDetail (e: SchemaError, meanings: PatternMeanings): ErrorDeta
         : { path: e.instancePath, message: `must have ${Array.isArray(requiredProperties) ? requiredProperties.join(', ') : String(requiredProperties)}` }
     }
     case 'additionalProperties': return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not allowed' }
-    default: return { path: e.instancePath, message: refusal(e, meanings) }
+    default: return { path: e.instancePath, message: refusal(e) }
   }
 }
 
@@ -85,11 +84,11 @@ const isUnder = (path: string, union: string) => path === union || path.startsWi
  * failure ends validation, so what precedes a union's error under its path is
  * what its branches refused.
  */
-export function validationDetails (errors: SchemaError[], meanings: PatternMeanings = PATTERN_MEANING): ErrorDetail[] {
+export function validationDetails (errors: SchemaError[]): ErrorDetail[] {
   let refusals: Refusal[] = []
   for (const error of errors) {
     if (error.keyword !== 'anyOf') {
-      refusals.push({ path: error.instancePath, kinds: alternatives(error), detail: validationDetail(error, meanings) })
+      refusals.push({ path: error.instancePath, kinds: alternatives(error), detail: validationDetail(error) })
       continue
     }
     const path = error.instancePath
@@ -99,7 +98,28 @@ export function validationDetails (errors: SchemaError[], meanings: PatternMeani
     const kinds = [...new Set(branches.flatMap((r) => r.kinds))]
     if (meant.length > 0) refusals.push(...meant)
     else if (kinds.length > 0) refusals.push({ path, kinds, detail: { path, message: `must be ${either(kinds)}` } })
-    else refusals.push({ path, kinds, detail: validationDetail(error, meanings) })
+    else refusals.push({ path, kinds, detail: validationDetail(error) })
   }
   return refusals.map((r) => r.detail)
+}
+
+/**
+ * An object's properties, each checked on its own against its schema with
+ * TypeBox, which reports eight errors a check at most: checked whole, a ninth bad
+ * property, or the last branches of a union, would go unsaid. The first refusal of
+ * each property, in the schema's order; one absent (or undefined) is refused only
+ * when required.
+ */
+export function propertyDetails (schema: { properties: Record<string, TSchema>, required?: readonly string[] }, value: Record<string, unknown>): ErrorDetail[] {
+  const required = new Set(schema.required ?? [])
+  const details: ErrorDetail[] = []
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (!Object.hasOwn(value, name) || value[name] === undefined) {
+      if (required.has(name)) details.push({ path: `/${name}`, message: 'is required' })
+      continue
+    }
+    const [detail] = validationDetails([...Value.Errors(property, value[name])] as SchemaError[])
+    if (detail !== undefined) details.push({ path: `/${name}${detail.path}`, message: detail.message })
+  }
+  return details
 }
